@@ -1,0 +1,17 @@
+/**
+ * Jest runs the TypeScript sources as native ES modules (Nest 12 is ESM-only), so it is started with
+ * `node --experimental-vm-modules` (see the `test` script). Type checking is done once by `tsc` before
+ * jest runs, which lets ts-jest transpile each file on its own.
+ */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true, tsconfig: 'tsconfig.json' }],
+  },
+  testMatch: ['<rootDir>/test/**/*.spec.ts'],
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

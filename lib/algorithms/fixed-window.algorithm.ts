@@ -1,0 +1,12 @@
+import type { AlgorithmDefinition } from './algorithm.interface.js';
+import { fixedWindowMemory } from './fixed-window.memory.js';
+
+/** Epoch-aligned fixed window counter; one integer per key. Lua: lua/fixed-window.lua; memory twin: fixed-window.memory.ts. */
+export const fixedWindow: AlgorithmDefinition = {
+  name: 'fixed-window',
+  tag: 'fw',
+  script: 'fixed-window',
+  param: () => 0,
+  capacity: (rule) => rule.limit,
+  memory: fixedWindowMemory as AlgorithmDefinition['memory'],
+};

@@ -1,0 +1,12 @@
+import type { AlgorithmDefinition } from './algorithm.interface.js';
+import { gcraMemory } from './gcra.memory.js';
+
+/** GCRA with redis-cell's CL.THROTTLE semantics; one integer (the TAT) per key. Lua: lua/gcra.lua; memory twin: gcra.memory.ts. */
+export const gcra: AlgorithmDefinition = {
+  name: 'gcra',
+  tag: 'gcra',
+  script: 'gcra',
+  param: (rule) => rule.burst,
+  capacity: (rule) => rule.burst,
+  memory: gcraMemory as AlgorithmDefinition['memory'],
+};

@@ -1,0 +1,12 @@
+import type { AlgorithmDefinition } from './algorithm.interface.js';
+import { slidingWindowMemory } from './sliding-window.memory.js';
+
+/** Sliding window of `segments` counted cells; memory O(segments) per key. Lua: lua/sliding-window.lua; memory twin: sliding-window.memory.ts. */
+export const slidingWindow: AlgorithmDefinition = {
+  name: 'sliding-window',
+  tag: 'sw',
+  script: 'sliding-window',
+  param: (rule) => rule.segments,
+  capacity: (rule) => rule.limit,
+  memory: slidingWindowMemory as AlgorithmDefinition['memory'],
+};

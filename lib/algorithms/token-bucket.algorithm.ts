@@ -1,0 +1,12 @@
+import type { AlgorithmDefinition } from './algorithm.interface.js';
+import { tokenBucketMemory } from './token-bucket.memory.js';
+
+/** Token bucket of `limit` tokens refilled at `refill` per window; one integer per key. Lua: lua/token-bucket.lua; memory twin: token-bucket.memory.ts. */
+export const tokenBucket: AlgorithmDefinition = {
+  name: 'token-bucket',
+  tag: 'tb',
+  script: 'token-bucket',
+  param: (rule) => rule.refill,
+  capacity: (rule) => rule.limit,
+  memory: tokenBucketMemory as AlgorithmDefinition['memory'],
+};

@@ -1,0 +1,11 @@
+export type { Decision, MultiDecision } from './interfaces/decision.interface.js';
+export type { Clock } from './interfaces/clock.interface.js';
+export type { Duration, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions } from './interfaces/rule.interface.js';
+export type { RateLimitStore, RuleKey } from './interfaces/store.interface.js';
+export { defineRule, maxCost } from './config/define-rule.js';
+export { parseDuration } from './config/duration.parser.js';
+export { RateLimitConfigError } from './config/rate-limit-config.error.js';
+export { ruleKeys, trackerSegment } from './keys/key.builder.js';
+export { MemoryStore, type MemoryStoreOptions } from './stores/memory.store.js';
+export { RedisStore, type RedisStoreOptions } from './stores/redis.store.js';
+export { RateLimitCostError } from './stores/rate-limit-cost.error.js';

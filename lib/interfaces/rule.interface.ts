@@ -1,0 +1,40 @@
+/** The algorithms every store implements. */
+export type RateLimitAlgorithm = 'sliding-log' | 'sliding-window' | 'fixed-window' | 'token-bucket' | 'gcra';
+
+/** A duration in milliseconds, or a string such as `'500ms'`, `'10s'`, `'1m'`, `'1h'`, `'1d'`. */
+export type Duration = number | string;
+
+/** A rule as users write it (in code, in config or from env vars, where numbers arrive as strings). */
+export interface RateLimitRuleOptions {
+  /** Requests admitted per `window` (token bucket: capacity; GCRA: count per period). Positive integer. */
+  limit: number | string;
+  /** Length of the window (token bucket: the time `refill` tokens take to come back; GCRA: the period). */
+  window: Duration;
+  /** @default 'sliding-window' */
+  algorithm?: RateLimitAlgorithm;
+  /** Sliding window only: cells the window is split into, 2..1000, and they must divide the window's ms. @default 10 */
+  segments?: number | string;
+  /** Once this rule refuses a tracker (on `consume`), refuse it for this long (ms or a duration string): a lockout. 0 = off. @default 0 */
+  blockMs?: Duration;
+  /** Token bucket only: tokens that come back per `window`. @default limit */
+  refill?: number | string;
+  /** GCRA only: requests admitted at once, redis-cell's `max_burst + 1`. @default limit */
+  burst?: number | string;
+}
+
+/** A rule after validation: every field present, every duration in milliseconds. Build one with `defineRule`. */
+export interface RateLimitRule {
+  /** The rule's name; part of every key it writes. */
+  readonly name: string;
+  readonly algorithm: RateLimitAlgorithm;
+  readonly limit: number;
+  readonly windowMs: number;
+  /** Sliding window cells (1 for the other algorithms). */
+  readonly segments: number;
+  /** Lockout after a refusal, in milliseconds; 0 = none. */
+  readonly blockMs: number;
+  /** Token bucket: tokens per window. GCRA and the others: equal to `limit`. */
+  readonly refill: number;
+  /** Token bucket: capacity (= limit). GCRA: `max_burst + 1`. Others: equal to `limit`. */
+  readonly burst: number;
+}

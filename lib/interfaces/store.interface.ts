@@ -1,0 +1,23 @@
+import type { Decision, MultiDecision } from './decision.interface.js';
+import type { RateLimitRule } from './rule.interface.js';
+
+/** One rule applied to one tracker (a user id, an IP, a phone number...). */
+export interface RuleKey {
+  /** The tracker: any string. It is hashed when long or unsafe, so Redis keys stay bounded. */
+  key: string;
+  rule: RateLimitRule;
+}
+
+/** Where limits are decided: Redis (atomically, in Lua) or the embedded memory store. Both decide alike. */
+export interface RateLimitStore {
+  /** Admits and records a request of `cost` units if the rule allows it; records nothing otherwise. */
+  consume(key: string, rule: RateLimitRule, cost?: number): Promise<Decision>;
+  /** Admits only if every rule admits, then records in all of them; if any refuses, records nothing anywhere. */
+  consumeAll(entries: readonly RuleKey[], cost?: number): Promise<MultiDecision>;
+  /** The decision `consume` would return now, without recording anything. */
+  peek(key: string, rule: RateLimitRule, cost?: number): Promise<Decision>;
+  /** Gives back `cost` units that a `consume` took (never more than were taken). */
+  refund(key: string, rule: RateLimitRule, cost?: number): Promise<void>;
+  /** Forgets everything the rule holds for this tracker, lockout included. */
+  reset(key: string, rule: RateLimitRule): Promise<void>;
+}

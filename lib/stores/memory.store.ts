@@ -1,0 +1,151 @@
+import type { CheckResult, MemoryEntry } from '../algorithms/algorithm.interface.js';
+import { expiryAfter } from '../algorithms/algorithm.interface.js';
+import type { Clock } from '../interfaces/clock.interface.js';
+import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
+import type { RateLimitRule } from '../interfaces/rule.interface.js';
+import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
+import { ceilMs, planRules, toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
+
+export interface MemoryStoreOptions {
+  /** Prefix of every key, as in Redis. @default 'rl' */
+  keyPrefix?: string;
+  /** Time source in ms since the epoch. @default a monotonic clock (performance.timeOrigin + performance.now()) */
+  clock?: Clock;
+  /** Most keys kept; past it the least recently used are dropped. @default 100000 */
+  maxKeys?: number;
+}
+
+const monotonic: Clock = () => performance.timeOrigin + performance.now();
+
+/**
+ * The embedded store: the same algorithms as the Lua scripts (their twins in `algorithms/*.memory.ts`) and the
+ * same driver, so the same sequence of (time, cost) gets the same decisions. Bounded: an entry past its expiry
+ * is dropped when met (and a few of the oldest are checked on every write), and at most `maxKeys` are kept (LRU).
+ * Decisions are synchronous under the hood, so concurrent calls in one process are exact.
+ */
+export class MemoryStore implements RateLimitStore {
+  private readonly entries = new Map<string, MemoryEntry<unknown>>();
+  private readonly prefix: string;
+  private readonly clock: Clock;
+  private readonly maxKeys: number;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.prefix = options.keyPrefix ?? 'rl';
+    this.clock = options.clock ?? monotonic;
+    this.maxKeys = options.maxKeys ?? 100_000;
+    if (!Number.isSafeInteger(this.maxKeys) || this.maxKeys < 1) {
+      throw new RangeError(`Invalid memory store option "maxKeys": ${String(options.maxKeys)} (expected a positive integer)`);
+    }
+  }
+
+  /** Keys held now (rule state and lockouts). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  async consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+    return this.run('consume', [{ key, rule }], cost).decisions[0];
+  }
+
+  async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
+    return this.run('consume', entries, cost);
+  }
+
+  async peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+    return this.run('peek', [{ key, rule }], cost).decisions[0];
+  }
+
+  async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
+    this.run('refund', [{ key, rule }], cost);
+  }
+
+  async reset(key: string, rule: RateLimitRule): Promise<void> {
+    const [planned] = planRules(this.prefix, [{ key, rule }], 0, 'peek');
+    this.entries.delete(planned.keys.state);
+    this.entries.delete(planned.keys.block);
+  }
+
+  /** Drops everything. */
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /** Mirrors lua/includes/driver.lua step by step. */
+  private run(op: StoreOp, entries: readonly RuleKey[], cost: number): MultiDecision {
+    const rules = planRules(this.prefix, entries, cost, op);
+    const now = Math.floor(this.clock() * 1000);
+    if (op === 'refund') {
+      for (const r of rules) this.update(r.keys.state, now, (e) => r.definition.memory.refund(e, r.params, now, cost));
+      return { allowed: true, decisions: [] };
+    }
+    const writeNow = op === 'consume' && rules.length === 1;
+    let all = true;
+    const results = rules.map((r): [...CheckResult, boolean] => {
+      const blockedUntil = r.blockUs > 0 ? (this.read(r.keys.block, now).value as number | undefined) : undefined;
+      const result: [...CheckResult, boolean] =
+        blockedUntil !== undefined && blockedUntil > now
+          ? [false, 0, blockedUntil - now, blockedUntil - now, true]
+          : [...this.check(r, now, cost, writeNow), false];
+      all &&= result[0];
+      return result;
+    });
+    if (op === 'consume' && all && !writeNow) {
+      rules.forEach((r, i) => (results[i] = [...this.check(r, now, cost, true), false]));
+    } else if (op === 'consume' && !all) {
+      rules.forEach((r, i) => {
+        const d = results[i];
+        if (d[0] || r.blockUs === 0 || d[4]) return;
+        this.update(r.keys.block, now, (e) => {
+          e.value = now + r.blockUs;
+          e.expiresAt = expiryAfter(now, r.blockUs);
+        });
+        d[2] = Math.max(d[2], r.blockUs);
+        d[3] = r.blockUs;
+      });
+    }
+    return {
+      allowed: all,
+      decisions: results.map(([allowed, remaining, reset, retry], i) =>
+        toDecision(rules[i], allowed, remaining, ceilMs(reset), retry < 0 ? -1 : ceilMs(retry)),
+      ),
+    };
+  }
+
+  private check(r: PlannedRule, now: number, cost: number, apply: boolean): CheckResult {
+    let result: CheckResult | undefined;
+    this.update(r.keys.state, now, (e) => (result = r.definition.memory.check(e, r.params, now, cost, apply)));
+    return result as CheckResult;
+  }
+
+  /** The live entry for a key, or an empty one (not stored) when it is missing or expired. */
+  private read(key: string, now: number): MemoryEntry<unknown> {
+    const entry = this.entries.get(key);
+    if (entry && entry.expiresAt > now) return entry;
+    if (entry) this.entries.delete(key);
+    return { value: undefined, expiresAt: 0 };
+  }
+
+  /** Runs `change` on a key's entry, then stores it as most recently used, or drops it if it holds nothing. */
+  private update(key: string, now: number, change: (entry: MemoryEntry<unknown>) => void): void {
+    const entry = this.read(key, now);
+    change(entry);
+    this.entries.delete(key);
+    if (entry.value === undefined) return;
+    this.entries.set(key, entry);
+    this.sweep(now);
+  }
+
+  private sweep(now: number): void {
+    // A couple of the least recently used entries are checked per write: expired ones go without a timer.
+    let checked = 0;
+    for (const [key, entry] of this.entries) {
+      if (this.entries.size > this.maxKeys) {
+        this.entries.delete(key);
+      } else if (checked++ < 2 && entry.expiresAt <= now) {
+        this.entries.delete(key);
+      } else {
+        break;
+      }
+    }
+  }
+}

@@ -1,0 +1,121 @@
+import calculateSlot from 'cluster-key-slot';
+import type { Cluster, Redis, Result } from 'ioredis';
+import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
+import type { Clock } from '../interfaces/clock.interface.js';
+import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
+import type { RateLimitRule } from '../interfaces/rule.interface.js';
+import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
+import { loadCombinedScript, loadScript } from './lua-script.loader.js';
+import { planRules, toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** One of the rate-limit scripts (see lua/*.lua); registered by RedisStore with defineCommand. */
+    [command: `rateLimit${string}`]: (numberOfKeys: number, ...args: (string | number)[]) => Result<number[], Context>;
+  }
+}
+
+export interface RedisStoreOptions {
+  /** Prefix of every key: `<prefix>:<rule>:<algorithm>:{<tracker>}`. Must not contain `{` or `}`. @default 'rl' */
+  keyPrefix?: string;
+  /** Time source in ms since the epoch. @default Redis's own clock (`TIME`, read inside the script) */
+  clock?: Clock;
+}
+
+const COMBINED = 'rateLimitAll' as const;
+const commandName = (script: string): `rateLimit${string}` => `rateLimit${script.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase())}`;
+
+/**
+ * Decides in Redis, atomically, with one Lua script per algorithm registered through ioredis's `defineCommand`
+ * (EVALSHA, with a transparent EVAL on NOSCRIPT after a restart or SCRIPT FLUSH). Works on a `Redis` or a
+ * `Cluster` client; the client is the caller's and is never closed here.
+ */
+export class RedisStore implements RateLimitStore {
+  private readonly prefix: string;
+  private readonly clock?: Clock;
+
+  constructor(
+    readonly client: Redis | Cluster,
+    options: RedisStoreOptions = {},
+  ) {
+    this.prefix = options.keyPrefix ?? 'rl';
+    if (/[{}]/.test(this.prefix)) {
+      throw new RangeError(`Invalid Redis store option "keyPrefix": ${JSON.stringify(this.prefix)} (expected no "{" or "}": they would set the cluster hash tag)`);
+    }
+    this.clock = options.clock;
+    const scripts = Object.values(ALGORITHM_DEFINITIONS).map((d) => d.script);
+    // defineCommand only stores the source; a client shared by several stores gets the same definitions again.
+    for (const script of scripts) client.defineCommand(commandName(script), { lua: loadScript(script) });
+    client.defineCommand(COMBINED, { lua: loadCombinedScript(scripts) });
+  }
+
+  async consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+    return (await this.decide('consume', planRules(this.prefix, [{ key, rule }], cost, 'consume'), cost)).decisions[0];
+  }
+
+  async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
+    const rules = planRules(this.prefix, entries, cost, 'consume');
+    if (this.spansSlots(rules)) return this.consumeInOrder(rules, entries, cost);
+    return this.decide('consume', rules, cost);
+  }
+
+  async peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+    return (await this.decide('peek', planRules(this.prefix, [{ key, rule }], cost, 'peek'), cost)).decisions[0];
+  }
+
+  async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
+    await this.call('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund'), cost);
+  }
+
+  async reset(key: string, rule: RateLimitRule): Promise<void> {
+    const [planned] = planRules(this.prefix, [{ key, rule }], 0, 'peek');
+    await this.client.del(planned.keys.state, planned.keys.block);
+  }
+
+  private async decide(op: StoreOp, rules: PlannedRule[], cost: number): Promise<MultiDecision> {
+    const reply = await this.call(op, rules, cost);
+    if (!Array.isArray(reply) || reply.length !== 1 + 4 * rules.length || !reply.every(Number.isInteger)) {
+      throw new Error(`Unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
+    }
+    return {
+      allowed: reply[0] === 1,
+      decisions: rules.map((r, i) => toDecision(r, reply[1 + 4 * i] === 1, reply[2 + 4 * i], reply[3 + 4 * i], reply[4 + 4 * i])),
+    };
+  }
+
+  private call(op: StoreOp, rules: PlannedRule[], cost: number): Promise<number[]> {
+    const keys: string[] = [];
+    const argv: (string | number)[] = [this.clock ? Math.floor(this.clock() * 1000) : '', op, cost];
+    for (const r of rules) {
+      keys.push(r.keys.state, r.keys.block);
+      argv.push(r.definition.tag, r.rule.limit, r.rule.windowMs, r.rule.blockMs, r.params.param);
+    }
+    const script = rules.every((r) => r.definition === rules[0].definition) ? commandName(rules[0].definition.script) : COMBINED;
+    return this.client[script](keys.length, ...keys, ...argv);
+  }
+
+  /** On a Cluster, rules of different trackers can live on different nodes, where no script can reach both. */
+  private spansSlots(rules: PlannedRule[]): boolean {
+    if (!this.client.isCluster || rules.length < 2) return false;
+    const slot = calculateSlot(rules[0].keys.state);
+    return rules.some((r) => calculateSlot(r.keys.state) !== slot);
+  }
+
+  /**
+   * Not atomic: consumes rule by rule and, when one refuses, refunds those already consumed. Another request can
+   * see the earlier rules' units in between. Used only on a Cluster, for rules whose keys are on different slots.
+   */
+  private async consumeInOrder(rules: PlannedRule[], entries: readonly RuleKey[], cost: number): Promise<MultiDecision> {
+    const decisions: Decision[] = [];
+    for (let i = 0; i < rules.length; i++) {
+      const [decision] = (await this.decide('consume', [rules[i]], cost)).decisions;
+      decisions.push(decision);
+      if (!decision.allowed) {
+        await Promise.all(entries.slice(0, i).map(({ key, rule }) => this.refund(key, rule, cost)));
+        const rest = await Promise.all(entries.slice(i + 1).map(({ key, rule }) => this.peek(key, rule, cost)));
+        return { allowed: false, decisions: [...decisions, ...rest] };
+      }
+    }
+    return { allowed: true, decisions };
+  }
+}

@@ -1,0 +1,55 @@
+--[[
+  Fixed window: one counter per window, windows aligned on the epoch (every key's window turns over at the same
+  instants). INCRBY counts; the expiry is set once, when a window's first request creates the counter.
+
+  The counter holds the window's end and the count in one integer, end + count (end in µs is a multiple of the
+  window and count < window in µs, so both read back exactly). That keeps the key an int-encoded string, the
+  cheapest Redis value, and lets an injected clock, not Redis's key expiry, decide when a window is over.
+
+  KEYS[2i-1]  counter of rule i: window end (µs since the epoch) + units admitted in the window
+  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout ends
+  ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
+  ARGV[2]     'consume' | 'peek' | 'refund'
+  ARGV[3]     cost: units the request takes (integer, 1..limit)
+  ARGV[4+5(i-1) .. 8+5(i-1)]  rule i: 'fw', limit, window (ms), lockout (ms, 0 = none), unused (0)
+
+  Reply: { allowed by all (0/1), then per rule: allowed (0/1), remaining, reset after (ms), retry after (ms) }
+  ('refund' replies { 1 })
+]]
+--- @include "prelude"
+
+-- Returns the current window's end (µs), its count so far, and whether the stored value is another window's
+-- (or missing), in which case the count starts from 0.
+local function fw_read(r, now)
+  local window_end = now - math.fmod(now, r.window) + r.window
+  local value = get_number(r.key)
+  if value and value - math.fmod(value, r.window) == window_end then
+    return window_end, math.fmod(value, r.window), false
+  end
+  return window_end, 0, true
+end
+
+ALGORITHMS['fw'] = {
+  check = function(r, now, cost, apply)
+    local window_end, count, fresh = fw_read(r, now)
+    if count + cost <= r.limit then
+      if apply then
+        if fresh then
+          redis.call('SET', r.key, int(window_end + cost), 'PX', ceil_ms(window_end - now))
+        else
+          redis.call('INCRBY', r.key, cost)
+        end
+      end
+      return true, r.limit - count - cost, window_end - now, 0
+    end
+    -- Refused: the next window starts empty, and cost <= limit.
+    return false, r.limit - count, window_end - now, window_end - now
+  end,
+  refund = function(r, now, cost)
+    local _, count = fw_read(r, now)
+    if count > 0 then
+      redis.call('DECRBY', r.key, math.min(cost, count))
+    end
+  end,
+}
+--- @include "driver"

@@ -1,0 +1,77 @@
+-- Shared tail of every rate-limit script: reads the rules from KEYS/ARGV, applies the lockouts, and decides
+-- all-or-nothing: with several rules, each is checked first and state is written only if all admit.
+local now
+if ARGV[1] == '' then
+  -- Redis's own clock, so that app hosts whose clocks disagree still share one window.
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+else
+  now = tonumber(ARGV[1])
+end
+local op = ARGV[2]
+local cost = tonumber(ARGV[3])
+local rules = {}
+for i = 1, #KEYS / 2 do
+  local a = 3 + (i - 1) * 5
+  rules[i] = {
+    algorithm = ALGORITHMS[ARGV[a + 1]],
+    limit = tonumber(ARGV[a + 2]),
+    window = tonumber(ARGV[a + 3]) * 1000,
+    block = tonumber(ARGV[a + 4]) * 1000,
+    param = tonumber(ARGV[a + 5]),
+    key = KEYS[2 * i - 1],
+    block_key = KEYS[2 * i],
+  }
+end
+
+if op == 'refund' then
+  for _, r in ipairs(rules) do
+    r.algorithm.refund(r, now, cost)
+  end
+  return { 1 }
+end
+
+-- A single rule can write as it checks; several must all be checked before any writes.
+local write_now = op == 'consume' and #rules == 1
+local decisions = {}
+local all = true
+for i, r in ipairs(rules) do
+  local d
+  if r.block > 0 then
+    local blocked_until = get_number(r.block_key)
+    if blocked_until and blocked_until > now then
+      d = { false, 0, blocked_until - now, blocked_until - now, blocked = true }
+    end
+  end
+  if not d then
+    d = { r.algorithm.check(r, now, cost, write_now) }
+  end
+  all = all and d[1]
+  decisions[i] = d
+end
+
+if op == 'consume' then
+  if all and not write_now then
+    for i, r in ipairs(rules) do
+      decisions[i] = { r.algorithm.check(r, now, cost, true) }
+    end
+  elseif not all then
+    for i, r in ipairs(rules) do
+      local d = decisions[i]
+      if not d[1] and r.block > 0 and not d.blocked then
+        redis.call('SET', r.block_key, int(now + r.block), 'PX', r.block / 1000)
+        d[3] = math.max(d[3], r.block)
+        d[4] = r.block
+      end
+    end
+  end
+end
+
+local reply = { all and 1 or 0 }
+for _, d in ipairs(decisions) do
+  reply[#reply + 1] = d[1] and 1 or 0
+  reply[#reply + 1] = d[2]
+  reply[#reply + 1] = ceil_ms(d[3])
+  reply[#reply + 1] = d[4] < 0 and -1 or ceil_ms(d[4])
+end
+return reply

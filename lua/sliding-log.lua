@@ -1,0 +1,67 @@
+--[[
+  Sliding log: an exact sliding window. Every admitted unit is one entry in a sorted set scored by its time;
+  a request of cost N passes when the entries of the last `window` leave N free slots. Memory grows with the limit.
+
+  Fixes of the seed articles' script: the check comes before anything is recorded, so a refused request records
+  nothing; members are per-key sequence numbers, unique even for requests in the same microsecond; times are in
+  microseconds and the key's expiry, in milliseconds, is exactly the window.
+
+  The layout of KEYS and ARGV is the driver's (includes/driver.lua), shared by every algorithm:
+  KEYS[2i-1]  sorted set of rule i: score = time of a unit (µs since the epoch), member = sequence number
+  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout ends
+  ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
+  ARGV[2]     'consume' | 'peek' | 'refund'
+  ARGV[3]     cost: units the request takes (integer, 1..limit)
+  ARGV[4+5(i-1) .. 8+5(i-1)]  rule i: 'sl', limit (integer), window (ms), lockout (ms, 0 = none), unused (0)
+
+  Reply: { allowed by all (0/1), then per rule: allowed (0/1), remaining, reset after (ms), retry after (ms) }
+  ('refund' replies { 1 })
+]]
+--- @include "prelude"
+
+-- Members sort like their sequence numbers, because ZRANGE breaks score ties by member: a length prefix
+-- ('a' = 1 digit, 'b' = 2 digits, ...) makes lexicographic order numeric order.
+local function sl_member(seq)
+  local digits = string.format('%.0f', seq)
+  return string.char(96 + #digits) .. digits
+end
+
+ALGORITHMS['sl'] = {
+  check = function(r, now, cost, apply)
+    -- An entry at t is inside the window while t > now - window.
+    redis.call('ZREMRANGEBYSCORE', r.key, '-inf', now - r.window)
+    local count = redis.call('ZCARD', r.key)
+    local newest = redis.call('ZRANGE', r.key, -1, -1, 'WITHSCORES')
+    -- A clock that steps back must not put entries before the newest one: sequence numbers would repeat.
+    local at = now
+    if newest[1] then
+      at = math.max(now, tonumber(newest[2]))
+    end
+    if count + cost <= r.limit then
+      if apply then
+        local seq = newest[1] and tonumber(string.sub(newest[1], 2)) or 0
+        local score = int(at)
+        -- ZADD in chunks: unpack() has a bounded stack.
+        for first = 1, cost, 1000 do
+          local args = {}
+          for i = first, math.min(cost, first + 999) do
+            args[#args + 1] = score
+            args[#args + 1] = sl_member(seq + i)
+          end
+          redis.call('ZADD', r.key, unpack(args))
+        end
+        redis.call('PEXPIRE', r.key, ceil_ms(at + r.window - now))
+      end
+      return true, r.limit - count - cost, at + r.window - now, 0
+    end
+    -- Refused: wait until the oldest (count + cost - limit) entries have left the window.
+    local rank = count + cost - r.limit - 1
+    local freeing = redis.call('ZRANGE', r.key, rank, rank, 'WITHSCORES')
+    return false, r.limit - count, tonumber(newest[2]) + r.window - now, tonumber(freeing[2]) + r.window - now
+  end,
+  refund = function(r, now, cost)
+    -- The newest entries are the ones the refunded request added.
+    redis.call('ZPOPMAX', r.key, cost)
+  end,
+}
+--- @include "driver"

@@ -1,0 +1,92 @@
+--[[
+  Sliding window counter: the window is cut into `segments` cells of window/segments each, counted in one hash
+  per key (field = the cell's start in ms since the epoch, value = units admitted in it). A request passes when
+  the live cells (the current one and the segments-1 before it) leave room for its cost. Memory per key is
+  O(segments), whatever the traffic.
+
+  Guarantee: at most `limit` units are admitted in any interval of length window - window/segments (such an
+  interval spans at most `segments` cells, all counted together). Over a full window, at most 2 x limit.
+
+  Fields are absolute cell starts, not indexes modulo `segments` (the seed articles' bug): a stale cell can
+  never be mistaken for a live one after an idle gap; stale fields are deleted as they are met.
+
+  KEYS[2i-1]  hash of rule i: field = cell start (ms since the epoch), value = count
+  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout ends
+  ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
+  ARGV[2]     'consume' | 'peek' | 'refund'
+  ARGV[3]     cost: units the request takes (integer, 1..limit)
+  ARGV[4+5(i-1) .. 8+5(i-1)]  rule i: 'sw', limit, window (ms), lockout (ms, 0 = none), segments
+
+  Reply: { allowed by all (0/1), then per rule: allowed (0/1), remaining, reset after (ms), retry after (ms) }
+  ('refund' replies { 1 })
+]]
+--- @include "prelude"
+
+-- Reads the live cells, oldest first, deleting the stale ones; returns them and their total.
+local function sw_cells(r, now)
+  local cell = r.window / r.param
+  local current = now - math.fmod(now, cell)
+  local first_live = current - r.window + cell
+  local flat = redis.call('HGETALL', r.key)
+  local live, stale, total = {}, {}, 0
+  for i = 1, #flat, 2 do
+    local start = tonumber(flat[i]) * 1000
+    if start < first_live then
+      stale[#stale + 1] = flat[i]
+    else
+      local count = tonumber(flat[i + 1])
+      live[#live + 1] = { start, count }
+      total = total + count
+    end
+  end
+  if #stale > 0 then
+    redis.call('HDEL', r.key, unpack(stale))
+  end
+  table.sort(live, function(a, b) return a[1] < b[1] end)
+  return live, total, current
+end
+
+ALGORITHMS['sw'] = {
+  check = function(r, now, cost, apply)
+    local live, total, current = sw_cells(r, now)
+    -- The key is at full budget again when its newest cell leaves the window.
+    local newest = current
+    if #live > 0 then
+      newest = math.max(current, live[#live][1])
+    end
+    if total + cost <= r.limit then
+      if apply then
+        redis.call('HINCRBY', r.key, int(current / 1000), cost)
+        redis.call('PEXPIRE', r.key, ceil_ms(newest + r.window - now))
+      end
+      return true, r.limit - total - cost, newest + r.window - now, 0
+    end
+    -- Refused: cells leave the window oldest first; wait until enough units have left with them.
+    local need, freed = total + cost - r.limit, 0
+    for _, c in ipairs(live) do
+      freed = freed + c[2]
+      if freed >= need then
+        return false, r.limit - total, newest + r.window - now, c[1] + r.window - now
+      end
+    end
+    return false, r.limit - total, newest + r.window - now, newest + r.window - now
+  end,
+  refund = function(r, now, cost)
+    -- Give back from the newest cells first: that is where the refunded request was counted.
+    local live = sw_cells(r, now)
+    for i = #live, 1, -1 do
+      if cost <= 0 then
+        break
+      end
+      local take = math.min(cost, live[i][2])
+      local field = int(live[i][1] / 1000)
+      if take == live[i][2] then
+        redis.call('HDEL', r.key, field)
+      else
+        redis.call('HINCRBY', r.key, field, -take)
+      end
+      cost = cost - take
+    end
+  end,
+}
+--- @include "driver"

@@ -1,0 +1,96 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+
+/** A redis-server this test started (or the one REDIS_URL names, which is never stopped or signalled). */
+export interface TestRedis {
+  url: string;
+  port: number;
+  /** The process, when the test owns it: tests that break Redis (SIGKILL, SIGSTOP) need their own. */
+  process?: ChildProcess;
+  /** A new client on this server; closed by `stop()`. */
+  client(options?: ConstructorParameters<typeof Redis>[0] & object): Redis;
+  stop(): Promise<void>;
+}
+
+export const REDIS_SERVER_MISSING =
+  'redis-server was not found on PATH. The tests run against a real Redis, never a mock: install it ' +
+  '(Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) or set REDIS_URL=redis://host:port.';
+
+export function redisServerBinary(): string {
+  const found = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  if (found.error || found.status !== 0) throw new Error(REDIS_SERVER_MISSING);
+  return 'redis-server';
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a throwaway redis-server on a free port (no persistence), or, when REDIS_URL is set and `own` is not
+ * asked for, uses that server. Tests keep to their own random key prefixes, so a shared server is fine.
+ */
+export async function startRedis(options: { own?: boolean; args?: string[] } = {}): Promise<TestRedis> {
+  const clients: Redis[] = [];
+  const client = (url: string) => (o: object = {}) => {
+    const c = new Redis(url, { lazyConnect: false, ...o });
+    clients.push(c);
+    return c;
+  };
+  const closeClients = async () => {
+    await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
+  };
+  if (process.env.REDIS_URL && !options.own) {
+    const url = process.env.REDIS_URL;
+    return { url, port: Number(new URL(url).port || 6379), client: client(url), stop: closeClients };
+  }
+  const binary = redisServerBinary();
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(options.args ?? [])], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const ready = await new Promise<boolean>((resolve) => {
+      let out = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('Ready to accept connections')) resolve(true);
+      });
+      child.once('exit', () => resolve(false));
+    });
+    if (!ready) {
+      if (attempt < 3) continue; // the port was taken between our probe and the server's bind
+      throw new Error(`redis-server did not start on port ${port}`);
+    }
+    const url = `redis://127.0.0.1:${port}`;
+    return {
+      url,
+      port,
+      process: child,
+      client: client(url),
+      stop: async () => {
+        await closeClients();
+        if (child.exitCode === null && child.signalCode === null) {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGCONT');
+          child.kill('SIGKILL');
+          await exited;
+        }
+      },
+    };
+  }
+}
+
+/** A key prefix no other test uses, so tests can share a server. */
+export function uniquePrefix(name = 't'): string {
+  return `${name}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+}
