@@ -9,3 +9,4 @@ export { ruleKeys, trackerSegment } from './keys/key.builder.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory.store.js';
 export { RedisStore, type RedisStoreOptions } from './stores/redis.store.js';
 export { RateLimitCostError } from './stores/rate-limit-cost.error.js';
+export type { ThrottleReply } from './algorithms/gcra.throttle.js';

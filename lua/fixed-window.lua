@@ -40,6 +40,9 @@ ALGORITHMS['fw'] = {
           redis.call('INCRBY', r.key, cost)
         end
       end
+      if cost == 0 and count == 0 then
+        return true, r.limit, 0, 0
+      end
       return true, r.limit - count - cost, window_end - now, 0
     end
     -- Refused: the next window starts empty, and cost <= limit.

@@ -52,6 +52,10 @@ ALGORITHMS['sl'] = {
         end
         redis.call('PEXPIRE', r.key, ceil_ms(at + r.window - now))
       end
+      if cost == 0 then
+        -- A look, not a request: the key is full again when its newest entry leaves.
+        return true, r.limit - count, newest[1] and (tonumber(newest[2]) + r.window - now) or 0, 0
+      end
       return true, r.limit - count - cost, at + r.window - now, 0
     end
     -- Refused: wait until the oldest (count + cost - limit) entries have left the window.

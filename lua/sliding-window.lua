@@ -49,12 +49,13 @@ end
 ALGORITHMS['sw'] = {
   check = function(r, now, cost, apply)
     local live, total, current = sw_cells(r, now)
-    -- The key is at full budget again when its newest cell leaves the window.
-    local newest = current
-    if #live > 0 then
-      newest = math.max(current, live[#live][1])
-    end
+    -- The key is at full budget again when its newest counted cell leaves the window.
+    local newest = live[#live] and live[#live][1]
     if total + cost <= r.limit then
+      if cost == 0 then
+        return true, r.limit - total, newest and (newest + r.window - now) or 0, 0
+      end
+      newest = math.max(current, newest or current)
       if apply then
         redis.call('HINCRBY', r.key, int(current / 1000), cost)
         redis.call('PEXPIRE', r.key, ceil_ms(newest + r.window - now))

@@ -15,6 +15,7 @@ export const fixedWindowMemory: MemoryAlgorithm<number> = {
         if (fresh) entry.expiresAt = expiryAfter(now, windowEnd - now);
         entry.value = windowEnd + count + cost;
       }
+      if (cost === 0 && count === 0) return [true, r.limit, 0, 0];
       return [true, r.limit - count - cost, windowEnd - now, 0];
     }
     return [false, r.limit - count, windowEnd - now, windowEnd - now];

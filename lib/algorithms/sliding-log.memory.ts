@@ -18,6 +18,7 @@ export const slidingLogMemory: MemoryAlgorithm<number[]> = {
         entry.value = log;
         entry.expiresAt = expiryAfter(now, at + r.window - now);
       }
+      if (cost === 0) return [true, r.limit - count, newest === undefined ? 0 : newest + r.window - now, 0];
       return [true, r.limit - count - cost, at + r.window - now, 0];
     }
     const freeing = log[count + cost - r.limit - 1];

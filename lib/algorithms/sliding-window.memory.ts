@@ -27,8 +27,10 @@ export const slidingWindowMemory: MemoryAlgorithm<Cells> = {
     const { live, total, current } = liveCells(cells, r, now);
     // Like Redis, which deletes a hash once its last field is gone.
     if (cells.size === 0) entry.value = undefined;
-    const newest = live.length > 0 ? Math.max(current, live[live.length - 1][0]) : current;
+    let newest = live.length > 0 ? live[live.length - 1][0] : undefined;
     if (total + cost <= r.limit) {
+      if (cost === 0) return [true, r.limit - total, newest === undefined ? 0 : newest + r.window - now, 0];
+      newest = Math.max(current, newest ?? current);
       if (apply) {
         cells.set(current, (cells.get(current) ?? 0) + cost);
         entry.value = cells;
@@ -39,9 +41,9 @@ export const slidingWindowMemory: MemoryAlgorithm<Cells> = {
     let freed = 0;
     for (const [start, count] of live) {
       freed += count;
-      if (freed >= total + cost - r.limit) return [false, r.limit - total, newest + r.window - now, start + r.window - now];
+      if (freed >= total + cost - r.limit) return [false, r.limit - total, (newest as number) + r.window - now, start + r.window - now];
     }
-    return [false, r.limit - total, newest + r.window - now, newest + r.window - now];
+    return [false, r.limit - total, (newest as number) + r.window - now, (newest as number) + r.window - now];
   },
   refund(entry, r, now, cost) {
     if (!entry.value) return;

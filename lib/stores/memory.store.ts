@@ -1,5 +1,6 @@
 import type { CheckResult, MemoryEntry } from '../algorithms/algorithm.interface.js';
 import { expiryAfter } from '../algorithms/algorithm.interface.js';
+import { throttle, type ThrottleReply } from '../algorithms/gcra.throttle.js';
 import type { Clock } from '../interfaces/clock.interface.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
@@ -57,6 +58,11 @@ export class MemoryStore implements RateLimitStore {
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
     this.run('refund', [{ key, rule }], cost);
+  }
+
+  /** redis-cell's `CL.THROTTLE key max_burst count period [quantity]` (period in seconds), with its five-value reply. */
+  throttle(key: string, maxBurst: number, count: number, period: number, quantity = 1): Promise<ThrottleReply> {
+    return throttle(this, key, maxBurst, count, period, quantity);
   }
 
   async reset(key: string, rule: RateLimitRule): Promise<void> {

@@ -1,6 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import type { Cluster, Redis, Result } from 'ioredis';
 import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
+import { throttle, type ThrottleReply } from '../algorithms/gcra.throttle.js';
 import type { Clock } from '../interfaces/clock.interface.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
@@ -65,6 +66,11 @@ export class RedisStore implements RateLimitStore {
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
     await this.call('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund'), cost);
+  }
+
+  /** redis-cell's `CL.THROTTLE key max_burst count period [quantity]` (period in seconds), with its five-value reply. */
+  throttle(key: string, maxBurst: number, count: number, period: number, quantity = 1): Promise<ThrottleReply> {
+    return throttle(this, key, maxBurst, count, period, quantity);
   }
 
   async reset(key: string, rule: RateLimitRule): Promise<void> {

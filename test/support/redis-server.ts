@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 
 /** A redis-server this test started (or the one REDIS_URL names, which is never stopped or signalled). */
 export interface TestRedis {
@@ -9,7 +9,7 @@ export interface TestRedis {
   /** The process, when the test owns it: tests that break Redis (SIGKILL, SIGSTOP) need their own. */
   process?: ChildProcess;
   /** A new client on this server; closed by `stop()`. */
-  client(options?: ConstructorParameters<typeof Redis>[0] & object): Redis;
+  client(options?: RedisOptions): Redis;
   stop(): Promise<void>;
 }
 
@@ -41,7 +41,7 @@ export function freePort(): Promise<number> {
  */
 export async function startRedis(options: { own?: boolean; args?: string[] } = {}): Promise<TestRedis> {
   const clients: Redis[] = [];
-  const client = (url: string) => (o: object = {}) => {
+  const client = (url: string) => (o: RedisOptions = {}) => {
     const c = new Redis(url, { lazyConnect: false, ...o });
     clients.push(c);
     return c;

@@ -1,0 +1,105 @@
+// Closed-loop load: N workers, each issuing its next call as soon as the previous one settles.
+
+/** Small seeded PRNG (mulberry32), so every case, and every run, sees the same sequence of keys. */
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * A fixed, uniformly random sequence of keys `k0`..`k<keyCount-1>`. `reset()` rewinds it, so each case starts
+ * from the same position; `next()` wraps around after `length` picks.
+ */
+export function keySequence({ keyCount, length = 1 << 20, seed = 0x5eed }) {
+  const random = mulberry32(seed);
+  const names = Array.from({ length: keyCount }, (_, i) => `k${i}`);
+  const order = new Uint32Array(length);
+  for (let i = 0; i < length; i++) order[i] = Math.floor(random() * keyCount);
+  let cursor = 0;
+  return {
+    reset() {
+      cursor = 0;
+    },
+    next() {
+      const key = names[order[cursor]];
+      cursor = cursor + 1 === length ? 0 : cursor + 1;
+      return key;
+    },
+  };
+}
+
+/** Latencies in ns, in a growable Float64Array (less GC churn than a JS array of a million numbers). */
+class LatencyRecorder {
+  values = new Float64Array(1 << 18);
+  count = 0;
+
+  add(ns) {
+    if (this.count === this.values.length) {
+      const grown = new Float64Array(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[this.count++] = ns;
+  }
+
+  /** Nearest-rank percentiles, in ms. */
+  percentilesMs(...ps) {
+    const sorted = this.values.subarray(0, this.count).sort();
+    return ps.map((p) => (this.count === 0 ? NaN : sorted[Math.max(0, Math.ceil(p * this.count) - 1)] / 1e6));
+  }
+}
+
+/**
+ * Runs `call(key)` from `concurrency` workers for `warmupMs` (not recorded), then `measureMs` (recorded): a call
+ * counts if it completes inside the measured period. `call` resolves to true when the request was allowed.
+ * Rejects with the first error any call throws (after every worker has stopped).
+ *
+ * Time is read with process.hrtime.bigint after each call, not with timers: with a synchronous store every
+ * `await` resumes in a microtask, the event loop never turns, and a setTimeout would never fire.
+ */
+export async function runClosedLoop({ call, keys, concurrency, warmupMs, measureMs }) {
+  keys.reset();
+  const start = process.hrtime.bigint();
+  const measureFrom = start + BigInt(Math.round(warmupMs * 1e6));
+  const measureUntil = measureFrom + BigInt(Math.round(measureMs * 1e6));
+  const latencies = new LatencyRecorder();
+  let allowed = 0;
+  let failure = null;
+
+  const worker = async () => {
+    while (failure === null) {
+      const key = keys.next();
+      const before = process.hrtime.bigint();
+      let ok;
+      try {
+        ok = await call(key);
+      } catch (error) {
+        failure ??= error;
+        return;
+      }
+      const after = process.hrtime.bigint();
+      if (after >= measureUntil) return;
+      if (after >= measureFrom) {
+        latencies.add(Number(after - before));
+        if (ok) allowed++;
+      }
+    }
+  };
+
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  if (failure !== null) throw failure;
+  const [p50, p99] = latencies.percentilesMs(0.5, 0.99);
+  return {
+    decisions: latencies.count,
+    perSecond: latencies.count / (measureMs / 1000),
+    allowedShare: latencies.count === 0 ? NaN : allowed / latencies.count,
+    p50,
+    p99,
+  };
+}

@@ -1,0 +1,97 @@
+import { join, sep } from 'node:path';
+import { assertBuilt, prepareSandbox, ROOT_NODE_MODULES, runFixture, type FixtureRun } from './sandbox.js';
+
+/**
+ * The BUILT package (dist/ + lua/, ESM only) loaded the way users load it: with require() from a CommonJS Nest 11
+ * app (require(esm), Node >= 20.19) and with import from an ES-module Nest 12 app. Each app runs in its own node
+ * process from a sandbox under test/compat/.tmp (see sandbox.ts) and prints one JSON report.
+ */
+
+interface AppReport {
+  format: 'cjs' | 'esm';
+  nestVersion: string;
+  nestCorePath: string;
+  nestCommonPath: string;
+  platformPath: string;
+  libraryPath: string;
+  /** `Object.prototype.toString` of what require()/import returned for the package: `[object Module]`. */
+  libraryTag: string;
+  memoryStoreType: string;
+  statuses: number[];
+  /** `true`, or the error a RedisStore construction threw (its Lua files not found, ...). */
+  redisStoreLoaded: true | string;
+}
+
+const PACKAGE_NAME = 'nestjs-redis-rate-limit';
+
+describe('module formats of the built package', () => {
+  beforeAll(() => assertBuilt());
+
+  describe('CommonJS app on Nest 11 (require)', () => {
+    let dir: string;
+    let run: FixtureRun<AppReport>;
+
+    beforeAll(async () => {
+      dir = prepareSandbox('nest11-cjs', {
+        fixture: 'nest11-cjs',
+        packages: {
+          '@nestjs/common': 'nest11-common',
+          '@nestjs/core': 'nest11-core',
+          '@nestjs/platform-express': 'nest11-platform-express',
+        },
+      });
+      run = await runFixture<AppReport>(dir, 'app.cjs');
+    });
+
+    it('runs on Nest 11 from the sandbox, not on the repository Nest 12', () => {
+      const sandboxModules = join(dir, 'node_modules') + sep;
+      expect(run.report.nestVersion).toMatch(/^11\./);
+      expect(run.report.nestCorePath.startsWith(sandboxModules)).toBe(true);
+      expect(run.report.nestCommonPath.startsWith(sandboxModules)).toBe(true);
+      expect(run.report.platformPath.startsWith(sandboxModules)).toBe(true);
+    });
+
+    it('loads the package copy through require() of an ES module', () => {
+      expect(run.report.libraryPath).toBe(join(dir, 'node_modules', PACKAGE_NAME, 'dist', 'index.js'));
+      expect(run.report.libraryTag).toBe('[object Module]');
+      expect(run.report.memoryStoreType).toBe('function');
+    });
+
+    it('answers 200, 200 then 429 through a limit-2 MemoryStore', () => {
+      expect(run.report.statuses).toEqual([200, 200, 429]);
+    });
+
+    it('constructs a RedisStore, whose Lua files load from the package copy', () => {
+      expect(run.report.redisStoreLoaded).toBe(true);
+    });
+  });
+
+  describe('ES-module app on Nest 12 (import)', () => {
+    let dir: string;
+    let run: FixtureRun<AppReport>;
+
+    beforeAll(async () => {
+      dir = prepareSandbox('nest12-esm', { fixture: 'nest12-esm' });
+      run = await runFixture<AppReport>(dir, 'app.mjs');
+    });
+
+    it('runs on the repository Nest 12', () => {
+      expect(run.report.nestVersion).toMatch(/^12\./);
+      expect(run.report.nestCorePath.startsWith(join(ROOT_NODE_MODULES, '@nestjs', 'core') + sep)).toBe(true);
+    });
+
+    it('imports the package copy', () => {
+      expect(run.report.libraryPath).toBe(join(dir, 'node_modules', PACKAGE_NAME, 'dist', 'index.js'));
+      expect(run.report.libraryTag).toBe('[object Module]');
+      expect(run.report.memoryStoreType).toBe('function');
+    });
+
+    it('answers 200, 200 then 429 through a limit-2 MemoryStore', () => {
+      expect(run.report.statuses).toEqual([200, 200, 429]);
+    });
+
+    it('constructs a RedisStore, whose Lua files load from the package copy', () => {
+      expect(run.report.redisStoreLoaded).toBe(true);
+    });
+  });
+});
