@@ -11,6 +11,7 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
+  modulePathIgnorePatterns: ['<rootDir>/test/compat/.tmp', '<rootDir>/dist'],
   globalSetup: '<rootDir>/test/support/global-setup.js',
   testTimeout: 30000,
   maxWorkers: 2,

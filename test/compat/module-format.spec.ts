@@ -1,5 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { assertBuilt, prepareSandbox, ROOT_NODE_MODULES, runFixture, type FixtureRun } from './sandbox.js';
+
+/** The exact dependency versions a package under the root node_modules pins. */
+function dependenciesOf(name: string): Record<string, string> {
+  const manifest = readFileSync(join(ROOT_NODE_MODULES, name, 'package.json'), 'utf8');
+  return (JSON.parse(manifest) as { dependencies: Record<string, string> }).dependencies;
+}
 
 /**
  * The BUILT package (dist/ + lua/, ESM only) loaded the way users load it: with require() from a CommonJS Nest 11
@@ -13,6 +20,8 @@ interface AppReport {
   nestCorePath: string;
   nestCommonPath: string;
   platformPath: string;
+  /** Version of the express that @nestjs/platform-express itself resolves. */
+  expressVersion: string;
   libraryPath: string;
   /** `Object.prototype.toString` of what require()/import returned for the package: `[object Module]`. */
   libraryTag: string;
@@ -51,6 +60,10 @@ describe('module formats of the built package', () => {
       expect(run.report.platformPath.startsWith(sandboxModules)).toBe(true);
     });
 
+    it("serves through Nest 11's express adapter with the express it pins (nested dependencies copied along)", () => {
+      expect(run.report.expressVersion).toBe(dependenciesOf('nest11-platform-express').express);
+    });
+
     it('loads the package copy through require() of an ES module', () => {
       expect(run.report.libraryPath).toBe(join(dir, 'node_modules', PACKAGE_NAME, 'dist', 'index.js'));
       expect(run.report.libraryTag).toBe('[object Module]');
@@ -78,6 +91,7 @@ describe('module formats of the built package', () => {
     it('runs on the repository Nest 12', () => {
       expect(run.report.nestVersion).toMatch(/^12\./);
       expect(run.report.nestCorePath.startsWith(join(ROOT_NODE_MODULES, '@nestjs', 'core') + sep)).toBe(true);
+      expect(run.report.expressVersion).toBe(dependenciesOf('@nestjs/platform-express').express);
     });
 
     it('imports the package copy', () => {
