@@ -32,7 +32,7 @@ export function parseDuration(value: Duration | undefined, field: string, option
 export function parseInteger(value: unknown, field: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const n = typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min || n > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `between ${min} and ${max}`;
+    const range = max === Number.MAX_SAFE_INTEGER ? `of ${min} or more` : `between ${min} and ${max}`;
     throw new RateLimitConfigError(field, value, `an integer ${range}`);
   }
   return n;

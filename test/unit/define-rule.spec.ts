@@ -1,0 +1,61 @@
+import { defineRule, parseDuration, RateLimitConfigError } from '../../lib/index.js';
+
+describe('defineRule', () => {
+  it('fills defaults and turns durations into milliseconds', () => {
+    expect(defineRule({ limit: 100, window: '1m' }, 'api')).toEqual({
+      name: 'api',
+      algorithm: 'sliding-window',
+      limit: 100,
+      windowMs: 60_000,
+      segments: 10,
+      blockMs: 0,
+      refill: 100,
+      burst: 100,
+    });
+  });
+
+  it('accepts numbers that arrive as strings from env vars', () => {
+    expect(defineRule({ limit: '5', window: '60000', blockMs: '15m', algorithm: 'sliding-log' }, 'login')).toMatchObject({ limit: 5, windowMs: 60_000, blockMs: 900_000 });
+  });
+
+  it.each([
+    [{ limit: 'abc', window: '1m' }, /"rules\.x\.limit": "abc" \(expected an integer of 1 or more\)/],
+    [{ limit: -5, window: '1m' }, /"rules\.x\.limit": -5/],
+    [{ limit: 1.5, window: '1m' }, /"rules\.x\.limit": 1\.5/],
+    [{ limit: 5, window: '1 minute' }, /"rules\.x\.window": "1 minute"/],
+    [{ limit: 5, window: 0 }, /"rules\.x\.window": 0/],
+    [{ limit: 5, window: '1.0001s' }, /"rules\.x\.window": "1\.0001s".*whole milliseconds/],
+    [{ limit: 5, window: '1m', algorithm: 'leaky' }, /"rules\.x\.algorithm": "leaky" \(expected one of sliding-log/],
+    [{ limit: 5, window: '1m', segments: 1 }, /"rules\.x\.segments": 1 \(expected an integer between 2 and 1000\)/],
+    [{ limit: 5, window: 1000, segments: 7 }, /"rules\.x\.segments": 7 \(expected a number of segments that divides the window of 1000 ms/],
+    [{ limit: 5, window: '1m', algorithm: 'gcra', segments: 4 }, /"rules\.x\.segments": 4 .*sliding-window algorithm only, and this rule uses gcra/],
+    [{ limit: 5, window: '1m', blockMs: -1 }, /"rules\.x\.blockMs": -1/],
+    [{ limit: 5, window: '1m', limt: 3 }, /"rules\.x\.limt": 3 \(expected one of the fields/],
+    [{ limit: 2000, window: 1, algorithm: 'fixed-window' }, /"rules\.x\.limit": 2000 \(expected fewer than 1000 per millisecond/],
+  ])('refuses %j naming the field and the value', (options, message) => {
+    expect(() => defineRule(options as never, 'x', 'rules.x')).toThrow(RateLimitConfigError);
+    expect(() => defineRule(options as never, 'x', 'rules.x')).toThrow(message);
+  });
+
+  it('refuses a rule name that could break the key layout', () => {
+    expect(() => defineRule({ limit: 1, window: 1000 }, 'a:{b}')).toThrow(/name/);
+  });
+
+  it('returns a frozen rule', () => {
+    expect(Object.isFrozen(defineRule({ limit: 1, window: 1000 }))).toBe(true);
+  });
+});
+
+describe('parseDuration', () => {
+  it.each([
+    [250, 250],
+    ['250', 250],
+    ['500ms', 500],
+    ['10s', 10_000],
+    ['1.5m', 90_000],
+    ['1h', 3_600_000],
+    ['1d', 86_400_000],
+  ])('reads %p as %p ms', (input, ms) => {
+    expect(parseDuration(input, 'window')).toBe(ms);
+  });
+});
