@@ -10,8 +10,6 @@ export interface Decision {
   resetAfterMs: number;
   /** 0 when allowed; otherwise the exact wait in milliseconds after which the same request passes, if nothing else arrives. */
   retryAfterMs: number;
-  /** Present when the decision was not made by the store the rule asked for (set by the service's failure policy). */
-  reason?: 'store-unavailable';
 }
 
 /** The answer of `consumeAll`: admitted only if every rule admits; then recorded in all, otherwise in none. */
