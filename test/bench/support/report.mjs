@@ -58,4 +58,4 @@ export function goalsSection(goals) {
   return ['## Goals', '', ...lines, '', `${met} of ${goals.length} goals met.`].join('\n');
 }
 
-export const format = { perSecond, ratio };
+export const format = { perSecond, ratio, percent };
