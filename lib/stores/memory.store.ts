@@ -29,6 +29,7 @@ export class MemoryStore implements RateLimitStore {
   private readonly prefix: string;
   private readonly clock: Clock;
   private readonly maxKeys: number;
+  private writes = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.prefix = options.keyPrefix ?? 'rl';
@@ -81,30 +82,30 @@ export class MemoryStore implements RateLimitStore {
     const rules = planRules(this.prefix, entries, cost, op);
     const now = Math.floor(this.clock() * 1000);
     if (op === 'refund') {
-      for (const r of rules) this.update(r.keys.state, now, (e) => r.definition.memory.refund(e, r.params, now, cost));
+      for (const r of rules) {
+        const entry = this.read(r.keys.state, now);
+        r.definition.memory.refund(entry, r.params, now, cost);
+        this.write(r.keys.state, entry, now);
+      }
       return { allowed: true, decisions: [] };
     }
     const writeNow = op === 'consume' && rules.length === 1;
     let all = true;
-    const results = rules.map((r): [...CheckResult, boolean] => {
-      const blockedUntil = r.blockUs > 0 ? (this.read(r.keys.block, now).value as number | undefined) : undefined;
-      const result: [...CheckResult, boolean] =
-        blockedUntil !== undefined && blockedUntil > now
-          ? [false, 0, blockedUntil - now, blockedUntil - now, true]
-          : [...this.check(r, now, cost, writeNow), false];
+    const blocked: boolean[] = [];
+    const results = rules.map((r, i): CheckResult => {
+      const until = r.blockUs > 0 ? (this.read(r.keys.block, now).value as number | undefined) : undefined;
+      blocked[i] = until !== undefined && until > now;
+      const result: CheckResult = blocked[i] ? [false, 0, until! - now, until! - now] : this.check(r, now, cost, writeNow);
       all &&= result[0];
       return result;
     });
     if (op === 'consume' && all && !writeNow) {
-      rules.forEach((r, i) => (results[i] = [...this.check(r, now, cost, true), false]));
+      rules.forEach((r, i) => (results[i] = this.check(r, now, cost, true)));
     } else if (op === 'consume' && !all) {
       rules.forEach((r, i) => {
         const d = results[i];
-        if (d[0] || r.blockUs === 0 || d[4]) return;
-        this.update(r.keys.block, now, (e) => {
-          e.value = now + r.blockUs;
-          e.expiresAt = expiryAfter(now, r.blockUs);
-        });
+        if (d[0] || r.blockUs === 0 || blocked[i]) return;
+        this.write(r.keys.block, { value: now + r.blockUs, expiresAt: expiryAfter(now, r.blockUs) }, now);
         d[2] = Math.max(d[2], r.blockUs);
         d[3] = r.blockUs;
       });
@@ -118,9 +119,10 @@ export class MemoryStore implements RateLimitStore {
   }
 
   private check(r: PlannedRule, now: number, cost: number, apply: boolean): CheckResult {
-    let result: CheckResult | undefined;
-    this.update(r.keys.state, now, (e) => (result = r.definition.memory.check(e, r.params, now, cost, apply)));
-    return result as CheckResult;
+    const entry = this.read(r.keys.state, now);
+    const result = r.definition.memory.check(entry, r.params, now, cost, apply);
+    this.write(r.keys.state, entry, now);
+    return result;
   }
 
   /** The live entry for a key, or an empty one (not stored) when it is missing or expired. */
@@ -131,23 +133,22 @@ export class MemoryStore implements RateLimitStore {
     return { value: undefined, expiresAt: 0 };
   }
 
-  /** Runs `change` on a key's entry, then stores it as most recently used, or drops it if it holds nothing. */
-  private update(key: string, now: number, change: (entry: MemoryEntry<unknown>) => void): void {
-    const entry = this.read(key, now);
-    change(entry);
+  /** Stores an entry as the most recently used (Map order is the LRU order), or drops it if it holds nothing. */
+  private write(key: string, entry: MemoryEntry<unknown>, now: number): void {
     this.entries.delete(key);
     if (entry.value === undefined) return;
     this.entries.set(key, entry);
-    this.sweep(now);
+    if (this.entries.size > this.maxKeys || ++this.writes % 8 === 0) this.sweep(now);
   }
 
   private sweep(now: number): void {
-    // A couple of the least recently used entries are checked per write: expired ones go without a timer.
+    // Past the bound, the least recently used go; and every few writes a few of them are checked for expiry,
+    // so expired state goes without a timer.
     let checked = 0;
     for (const [key, entry] of this.entries) {
       if (this.entries.size > this.maxKeys) {
         this.entries.delete(key);
-      } else if (checked++ < 2 && entry.expiresAt <= now) {
+      } else if (checked++ < 16 && entry.expiresAt <= now) {
         this.entries.delete(key);
       } else {
         break;
