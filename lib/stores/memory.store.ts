@@ -133,12 +133,24 @@ export class MemoryStore implements RateLimitStore {
     return { value: undefined, expiresAt: 0 };
   }
 
-  /** Stores an entry as the most recently used (Map order is the LRU order), or drops it if it holds nothing. */
+  /**
+   * Stores an entry, or drops it if it holds nothing. Map order is the LRU order, kept approximately: an entry
+   * moves to the young end only once it has aged by a quarter of `maxKeys` writes, because a delete-and-insert
+   * on every decision leaves the Map full of holes that every lookup and sweep then walks over.
+   */
   private write(key: string, entry: MemoryEntry<unknown>, now: number): void {
-    this.entries.delete(key);
-    if (entry.value === undefined) return;
-    this.entries.set(key, entry);
-    if (this.entries.size > this.maxKeys || ++this.writes % 8 === 0) this.sweep(now);
+    this.writes++;
+    if (entry.value === undefined) {
+      this.entries.delete(key);
+      return;
+    }
+    const age = this.writes - (entry.touched ?? -Infinity);
+    if (age > this.maxKeys / 4 || !this.entries.has(key)) {
+      this.entries.delete(key);
+      entry.touched = this.writes;
+      this.entries.set(key, entry);
+    }
+    if (this.entries.size > this.maxKeys || this.writes % 32 === 0) this.sweep(now);
   }
 
   private sweep(now: number): void {
@@ -148,7 +160,7 @@ export class MemoryStore implements RateLimitStore {
     for (const [key, entry] of this.entries) {
       if (this.entries.size > this.maxKeys) {
         this.entries.delete(key);
-      } else if (checked++ < 16 && entry.expiresAt <= now) {
+      } else if (checked++ < 64 && entry.expiresAt <= now) {
         this.entries.delete(key);
       } else {
         break;
