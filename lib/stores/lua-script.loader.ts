@@ -6,8 +6,16 @@ import { dirname, join } from 'node:path';
 const LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'lua');
 const INCLUDE = /^--- @include "([\w-]+)"\s*$/gm;
 
+const sources = new Map<string, string>();
+
+/** A file of `lua/`, read once per process however many stores are built. */
 function read(name: string): string {
-  return readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8');
+  let source = sources.get(name);
+  if (source === undefined) {
+    source = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8');
+    sources.set(name, source);
+  }
+  return source;
 }
 
 /** An algorithm's script with its `--- @include "x"` lines replaced by `lua/includes/x.lua` (as BullMQ does). */

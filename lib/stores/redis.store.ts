@@ -56,7 +56,7 @@ export class RedisStore implements RateLimitStore {
 
   async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
     const rules = planRules(this.prefix, entries, cost, 'consume');
-    if (this.spansSlots(rules)) return this.consumeInOrder(rules, entries, cost);
+    if (this.spansSlots(rules)) return this.consumeInOrder(rules, cost);
     return this.decide('consume', rules, cost);
   }
 
@@ -111,14 +111,14 @@ export class RedisStore implements RateLimitStore {
    * Not atomic: consumes rule by rule and, when one refuses, refunds those already consumed. Another request can
    * see the earlier rules' units in between. Used only on a Cluster, for rules whose keys are on different slots.
    */
-  private async consumeInOrder(rules: PlannedRule[], entries: readonly RuleKey[], cost: number): Promise<MultiDecision> {
+  private async consumeInOrder(rules: PlannedRule[], cost: number): Promise<MultiDecision> {
     const decisions: Decision[] = [];
     for (let i = 0; i < rules.length; i++) {
       const [decision] = (await this.decide('consume', [rules[i]], cost)).decisions;
       decisions.push(decision);
       if (!decision.allowed) {
-        await Promise.all(entries.slice(0, i).map(({ key, rule }) => this.refund(key, rule, cost)));
-        const rest = await Promise.all(entries.slice(i + 1).map(({ key, rule }) => this.peek(key, rule, cost)));
+        await Promise.all(rules.slice(0, i).map((r) => this.call('refund', [r], cost)));
+        const rest = await Promise.all(rules.slice(i + 1).map(async (r) => (await this.decide('peek', [r], cost)).decisions[0]));
         return { allowed: false, decisions: [...decisions, ...rest] };
       }
     }
