@@ -6,13 +6,15 @@ export interface RuleKey {
   /** The tracker: any string. It is hashed when long or unsafe, so Redis keys stay bounded. */
   key: string;
   rule: RateLimitRule;
+  /** Units this rule charges, when it differs from the call's `cost` (stacked rules of one request may differ). */
+  cost?: number;
 }
 
 /** Where limits are decided: Redis (atomically, in Lua) or the embedded memory store. Both decide alike. */
 export interface RateLimitStore {
   /** Admits and records a request of `cost` units if the rule allows it; records nothing otherwise. */
   consume(key: string, rule: RateLimitRule, cost?: number): Promise<Decision>;
-  /** Admits only if every rule admits, then records in all of them; if any refuses, records nothing anywhere. */
+  /** Admits only if every rule admits, then records in all of them; if any refuses, records nothing anywhere. `cost` applies to entries that name none. */
   consumeAll(entries: readonly RuleKey[], cost?: number): Promise<MultiDecision>;
   /** The decision `consume` would return now, without recording anything. */
   peek(key: string, rule: RateLimitRule, cost?: number): Promise<Decision>;

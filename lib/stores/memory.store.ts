@@ -84,7 +84,7 @@ export class MemoryStore implements RateLimitStore {
     if (op === 'refund') {
       for (const r of rules) {
         const entry = this.read(r.keys.state, now);
-        r.definition.memory.refund(entry, r.params, now, cost);
+        r.definition.memory.refund(entry, r.params, now, r.cost);
         this.write(r.keys.state, entry, now);
       }
       return { allowed: true, decisions: [] };
@@ -95,12 +95,12 @@ export class MemoryStore implements RateLimitStore {
     const results = rules.map((r, i): CheckResult => {
       const until = r.blockUs > 0 ? (this.read(r.keys.block, now).value as number | undefined) : undefined;
       blocked[i] = until !== undefined && until > now;
-      const result: CheckResult = blocked[i] ? [false, 0, until! - now, until! - now] : this.check(r, now, cost, writeNow);
+      const result: CheckResult = blocked[i] ? [false, 0, until! - now, until! - now] : this.check(r, now, writeNow);
       all &&= result[0];
       return result;
     });
     if (op === 'consume' && all && !writeNow) {
-      rules.forEach((r, i) => (results[i] = this.check(r, now, cost, true)));
+      rules.forEach((r, i) => (results[i] = this.check(r, now, true)));
     } else if (op === 'consume' && !all) {
       rules.forEach((r, i) => {
         const d = results[i];
@@ -118,9 +118,9 @@ export class MemoryStore implements RateLimitStore {
     };
   }
 
-  private check(r: PlannedRule, now: number, cost: number, apply: boolean): CheckResult {
+  private check(r: PlannedRule, now: number, apply: boolean): CheckResult {
     const entry = this.read(r.keys.state, now);
-    const result = r.definition.memory.check(entry, r.params, now, cost, apply);
+    const result = r.definition.memory.check(entry, r.params, now, r.cost, apply);
     this.write(r.keys.state, entry, now);
     return result;
   }

@@ -51,21 +51,21 @@ export class RedisStore implements RateLimitStore {
   }
 
   async consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    return (await this.decide('consume', planRules(this.prefix, [{ key, rule }], cost, 'consume'), cost)).decisions[0];
+    return (await this.decide('consume', planRules(this.prefix, [{ key, rule }], cost, 'consume'))).decisions[0];
   }
 
   async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
     const rules = planRules(this.prefix, entries, cost, 'consume');
-    if (this.spansSlots(rules)) return this.consumeInOrder(rules, cost);
-    return this.decide('consume', rules, cost);
+    if (this.spansSlots(rules)) return this.consumeInOrder(rules);
+    return this.decide('consume', rules);
   }
 
   async peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    return (await this.decide('peek', planRules(this.prefix, [{ key, rule }], cost, 'peek'), cost)).decisions[0];
+    return (await this.decide('peek', planRules(this.prefix, [{ key, rule }], cost, 'peek'))).decisions[0];
   }
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
-    await this.call('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund'), cost);
+    await this.call('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund'));
   }
 
   /** redis-cell's `CL.THROTTLE key max_burst count period [quantity]` (period in seconds), with its five-value reply. */
@@ -78,8 +78,8 @@ export class RedisStore implements RateLimitStore {
     await this.client.del(planned.keys.state, planned.keys.block);
   }
 
-  private async decide(op: StoreOp, rules: PlannedRule[], cost: number): Promise<MultiDecision> {
-    const reply = await this.call(op, rules, cost);
+  private async decide(op: StoreOp, rules: PlannedRule[]): Promise<MultiDecision> {
+    const reply = await this.call(op, rules);
     if (!Array.isArray(reply) || reply.length !== 1 + 4 * rules.length || !reply.every(Number.isInteger)) {
       throw new Error(`Unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
     }
@@ -89,12 +89,12 @@ export class RedisStore implements RateLimitStore {
     };
   }
 
-  private call(op: StoreOp, rules: PlannedRule[], cost: number): Promise<number[]> {
+  private call(op: StoreOp, rules: PlannedRule[]): Promise<number[]> {
     const keys: string[] = [];
-    const argv: (string | number)[] = [this.clock ? Math.floor(this.clock() * 1000) : '', op, cost];
+    const argv: (string | number)[] = [this.clock ? Math.floor(this.clock() * 1000) : '', op];
     for (const r of rules) {
       keys.push(r.keys.state, r.keys.block);
-      argv.push(r.definition.tag, r.rule.limit, r.rule.windowMs, r.rule.blockMs, r.params.param);
+      argv.push(r.definition.tag, r.rule.limit, r.rule.windowMs, r.rule.blockMs, r.params.param, r.cost);
     }
     const script = rules.every((r) => r.definition === rules[0].definition) ? commandName(rules[0].definition.script) : COMBINED;
     return this.client[script](keys.length, ...keys, ...argv);
@@ -111,14 +111,14 @@ export class RedisStore implements RateLimitStore {
    * Not atomic: consumes rule by rule and, when one refuses, refunds those already consumed. Another request can
    * see the earlier rules' units in between. Used only on a Cluster, for rules whose keys are on different slots.
    */
-  private async consumeInOrder(rules: PlannedRule[], cost: number): Promise<MultiDecision> {
+  private async consumeInOrder(rules: PlannedRule[]): Promise<MultiDecision> {
     const decisions: Decision[] = [];
     for (let i = 0; i < rules.length; i++) {
-      const [decision] = (await this.decide('consume', [rules[i]], cost)).decisions;
+      const [decision] = (await this.decide('consume', [rules[i]])).decisions;
       decisions.push(decision);
       if (!decision.allowed) {
-        await Promise.all(rules.slice(0, i).map((r) => this.call('refund', [r], cost)));
-        const rest = await Promise.all(rules.slice(i + 1).map(async (r) => (await this.decide('peek', [r], cost)).decisions[0]));
+        await Promise.all(rules.slice(0, i).map((r) => this.call('refund', [r])));
+        const rest = await Promise.all(rules.slice(i + 1).map(async (r) => (await this.decide('peek', [r])).decisions[0]));
         return { allowed: false, decisions: [...decisions, ...rest] };
       }
     }

@@ -17,16 +17,19 @@ export interface PlannedRule {
   /** The rule in the algorithms' units (µs), as the Lua driver builds it from ARGV. */
   params: AlgorithmRule;
   blockUs: number;
+  /** Units this rule charges in this call. */
+  cost: number;
 }
 
 /** Checks the cost against every rule (before any store is touched) and resolves keys and parameters. */
-export function planRules(prefix: string, entries: readonly RuleKey[], cost: number, op: StoreOp): PlannedRule[] {
+export function planRules(prefix: string, entries: readonly RuleKey[], defaultCost: number, op: StoreOp): PlannedRule[] {
   if (entries.length === 0) throw new RangeError('At least one { key, rule } is needed');
   const min = op === 'peek' ? 0 : 1;
-  if (!Number.isSafeInteger(cost) || cost < min) {
-    throw new RateLimitCostError(`Invalid cost ${String(cost)}: expected an integer of ${min} or more`);
-  }
-  return entries.map(({ key, rule }) => {
+  return entries.map(({ key, rule, cost: own }) => {
+    const cost = own ?? defaultCost;
+    if (!Number.isSafeInteger(cost) || cost < min) {
+      throw new RateLimitCostError(`Invalid cost ${String(cost)}: expected an integer of ${min} or more`);
+    }
     if (typeof key !== 'string') throw new TypeError(`Invalid tracker key ${String(key)}: expected a string`);
     if (op !== 'refund' && cost > maxCost(rule)) {
       throw new RateLimitCostError(`Cost ${cost} exceeds what rule "${rule.name}" can ever admit (${maxCost(rule)}): it would be refused forever`);
@@ -38,6 +41,7 @@ export function planRules(prefix: string, entries: readonly RuleKey[], cost: num
       keys: ruleKeys(prefix, rule, key),
       params: { limit: rule.limit, window: rule.windowMs * 1000, param: definition.param(rule) },
       blockUs: rule.blockMs * 1000,
+      cost,
     };
   });
 }

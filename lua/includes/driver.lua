@@ -9,16 +9,16 @@ else
   now = tonumber(ARGV[1])
 end
 local op = ARGV[2]
-local cost = tonumber(ARGV[3])
 local rules = {}
 for i = 1, #KEYS / 2 do
-  local a = 3 + (i - 1) * 5
+  local a = 2 + (i - 1) * 6
   rules[i] = {
     algorithm = ALGORITHMS[ARGV[a + 1]],
     limit = tonumber(ARGV[a + 2]),
     window = tonumber(ARGV[a + 3]) * 1000,
     block = tonumber(ARGV[a + 4]) * 1000,
     param = tonumber(ARGV[a + 5]),
+    cost = tonumber(ARGV[a + 6]),
     key = KEYS[2 * i - 1],
     block_key = KEYS[2 * i],
   }
@@ -26,7 +26,7 @@ end
 
 if op == 'refund' then
   for _, r in ipairs(rules) do
-    r.algorithm.refund(r, now, cost)
+    r.algorithm.refund(r, now, r.cost)
   end
   return { 1 }
 end
@@ -44,7 +44,7 @@ for i, r in ipairs(rules) do
     end
   end
   if not d then
-    d = { r.algorithm.check(r, now, cost, write_now) }
+    d = { r.algorithm.check(r, now, r.cost, write_now) }
   end
   all = all and d[1]
   decisions[i] = d
@@ -53,7 +53,7 @@ end
 if op == 'consume' then
   if all and not write_now then
     for i, r in ipairs(rules) do
-      decisions[i] = { r.algorithm.check(r, now, cost, true) }
+      decisions[i] = { r.algorithm.check(r, now, r.cost, true) }
     end
   elseif not all then
     for i, r in ipairs(rules) do

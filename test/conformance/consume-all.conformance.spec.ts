@@ -48,6 +48,17 @@ describe.each(STORE_KINDS)('consumeAll on the %s store', (kind) => {
     expect((await login('10.0.0.1', 'carol')).allowed).toBe(false);
   });
 
+  it('charges each entry its own cost, and the call's cost to entries that name none', async () => {
+    const { store } = get();
+    const perRoute = defineRule({ algorithm: 'sliding-log', limit: 10, window: '1m' }, 'search');
+    const global = defineRule({ algorithm: 'token-bucket', limit: 10, window: '1m' }, 'default');
+    const result = await store.consumeAll([{ key: 'k', rule: perRoute, cost: 5 }, { key: 'k', rule: global }], 2);
+    expect(result.decisions.map((d) => d.remaining)).toEqual([5, 8]);
+    const refused = await store.consumeAll([{ key: 'k', rule: perRoute, cost: 6 }, { key: 'k', rule: global }], 2);
+    expect(refused.decisions.map((d) => d.allowed)).toEqual([false, true]);
+    expect(await store.peek('k', global, 0)).toMatchObject({ remaining: 8 });
+  });
+
   it('starts the lockout of the rule that refused, not of the others', async () => {
     const { store } = get();
     const strict = defineRule({ algorithm: 'fixed-window', limit: 1, window: '1m', blockMs: '1h' }, 'strict');
