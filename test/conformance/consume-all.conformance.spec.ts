@@ -48,7 +48,7 @@ describe.each(STORE_KINDS)('consumeAll on the %s store', (kind) => {
     expect((await login('10.0.0.1', 'carol')).allowed).toBe(false);
   });
 
-  it('charges each entry its own cost, and the call's cost to entries that name none', async () => {
+  it('charges each entry its own cost, and the call cost to entries that name none', async () => {
     const { store } = get();
     const perRoute = defineRule({ algorithm: 'sliding-log', limit: 10, window: '1m' }, 'search');
     const global = defineRule({ algorithm: 'token-bucket', limit: 10, window: '1m' }, 'default');
