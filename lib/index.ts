@@ -2,6 +2,33 @@ export type { Decision, MultiDecision } from './interfaces/decision.interface.js
 export type { Clock } from './interfaces/clock.interface.js';
 export type { Duration, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions } from './interfaces/rule.interface.js';
 export type { RateLimitStore, RuleKey } from './interfaces/store.interface.js';
+export type {
+  RateLimitConfigReader,
+  RateLimitDecoratorOptions,
+  RateLimitHeadersMode,
+  RateLimitKey,
+  RateLimitKeyFunction,
+  RateLimitModuleExtras,
+  RateLimitModuleOptions,
+  RateLimitPolicyOptions,
+  RateLimitRulesConfig,
+} from './interfaces/rate-limit-options.interface.js';
+export type { KeySpec, RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
+
+export { RateLimitModule } from './rate-limit.module.js';
+export { MODULE_OPTIONS_TOKEN as RATE_LIMIT_MODULE_OPTIONS } from './rate-limit.module-definition.js';
+export { RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
+export { RateLimitGuard, type RateLimitRejection } from './rate-limit.guard.js';
+export { RateLimitService, type RuleRef } from './rate-limit.service.js';
+export { RateLimitExceededException, type RateLimitExceededBody } from './rate-limit.exception.js';
+export { RateLimit } from './decorators/rate-limit.decorator.js';
+export { SkipRateLimit } from './decorators/skip-rate-limit.decorator.js';
+export { RateLimitPolicies } from './config/rate-limit.policies.js';
+export { RateLimitConfigWatcher } from './config/config.watcher.js';
+export type { RateLimitSettings } from './config/module-options.validator.js';
+export type { RequestResponse } from './http/execution-context.adapter.js';
+export type { RuleOutcome } from './http/rate-limit.headers.js';
+
 export { defineRule, maxCost } from './config/define-rule.js';
 export { parseDuration } from './config/duration.parser.js';
 export { RateLimitConfigError } from './config/rate-limit-config.error.js';

@@ -1,0 +1,94 @@
+import proxyAddr from 'proxy-addr';
+import { RateLimitConfigError } from './rate-limit-config.error.js';
+import type { ExecutionContext } from '@nestjs/common';
+import type { Clock } from '../interfaces/clock.interface.js';
+import type { Decision } from '../interfaces/decision.interface.js';
+import type { RateLimitConfigReader, RateLimitHeadersMode, RateLimitModuleOptions } from '../interfaces/rate-limit-options.interface.js';
+
+/** The module options after validation, as the guard and the service read them. */
+export interface RateLimitSettings {
+  readonly keyPrefix: string;
+  readonly headers: RateLimitHeadersMode;
+  /** proxy-addr's trust function when `trustProxy` is set; otherwise the platform's own `ip` is used. */
+  readonly trustProxy?: (address: string, hop: number) => boolean;
+  readonly ipv6Subnet: number;
+  readonly skip?: (context: ExecutionContext) => boolean | Promise<boolean>;
+  readonly errorMessage: string | ((context: ExecutionContext, decision: Decision) => string);
+  readonly clock?: Clock;
+  readonly config?: RateLimitConfigReader;
+  readonly configPath: string;
+  readonly refreshIntervalMs: number;
+}
+
+const HEADER_MODES: readonly RateLimitHeadersMode[] = ['draft', 'legacy', 'both', false];
+const KNOWN_OPTIONS = new Set([
+  'store', 'keyPrefix', 'defaultRule', 'rules', 'headers', 'trustProxy', 'ipv6Subnet', 'skip', 'errorMessage',
+  'clock', 'config', 'configPath', 'refreshIntervalMs',
+]);
+
+/** Validates everything but the rules and the store (compiled and created elsewhere); errors name the option. */
+export function validateModuleOptions(options: RateLimitModuleOptions): RateLimitSettings {
+  if (options === null || typeof options !== 'object') throw new RateLimitConfigError('options', options, 'an object');
+  for (const field of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(field)) throw new RateLimitConfigError(field, (options as Record<string, unknown>)[field], `one of the options ${[...KNOWN_OPTIONS].join(', ')}`);
+  }
+  const keyPrefix = options.keyPrefix ?? 'rl';
+  if (typeof keyPrefix !== 'string' || keyPrefix === '' || /[{}\s]/.test(keyPrefix)) {
+    throw new RateLimitConfigError('keyPrefix', keyPrefix, 'a non-empty string without "{", "}" or spaces');
+  }
+  const headers = options.headers ?? 'draft';
+  if (!HEADER_MODES.includes(headers)) throw new RateLimitConfigError('headers', headers, '"draft", "legacy", "both" or false');
+  const ipv6Subnet = options.ipv6Subnet ?? 64;
+  if (!Number.isInteger(ipv6Subnet) || ipv6Subnet < 1 || ipv6Subnet > 128) {
+    throw new RateLimitConfigError('ipv6Subnet', ipv6Subnet, 'an integer between 1 and 128 (prefix length in bits)');
+  }
+  const errorMessage = options.errorMessage ?? 'Too Many Requests';
+  if (typeof errorMessage !== 'string' && typeof errorMessage !== 'function') {
+    throw new RateLimitConfigError('errorMessage', errorMessage, 'a string or a function (context, decision) => string');
+  }
+  for (const field of ['skip', 'clock'] as const) {
+    if (options[field] !== undefined && typeof options[field] !== 'function') throw new RateLimitConfigError(field, options[field], 'a function');
+  }
+  if (options.config !== undefined && typeof options.config?.get !== 'function') {
+    throw new RateLimitConfigError('config', options.config, 'a ConfigService (an object with get(path))');
+  }
+  const configPath = options.configPath ?? 'rateLimit';
+  if (typeof configPath !== 'string' || configPath === '') throw new RateLimitConfigError('configPath', configPath, 'a non-empty string');
+  const refreshIntervalMs = options.refreshIntervalMs ?? 0;
+  if (!Number.isInteger(refreshIntervalMs) || refreshIntervalMs < 0) {
+    throw new RateLimitConfigError('refreshIntervalMs', refreshIntervalMs, 'an integer number of milliseconds, 0 or more');
+  }
+  if (refreshIntervalMs > 0 && !options.config) throw new RateLimitConfigError('refreshIntervalMs', refreshIntervalMs, '0 unless "config" is set');
+  return {
+    keyPrefix,
+    headers,
+    trustProxy: compileTrust(options.trustProxy),
+    ipv6Subnet,
+    skip: options.skip,
+    errorMessage,
+    clock: options.clock,
+    config: options.config,
+    configPath,
+    refreshIntervalMs,
+  };
+}
+
+function compileTrust(value: RateLimitModuleOptions['trustProxy']): RateLimitSettings['trustProxy'] {
+  if (value === undefined) return undefined;
+  if (value === true) return () => true;
+  if (value === false) return () => false;
+  // Express counts hops the same way: `n` trusts the n nearest proxies.
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value) || value < 0) throw new RateLimitConfigError('trustProxy', value, 'true, false, a hop count of 0 or more, or addresses / CIDR ranges');
+    return (_address, hop) => hop < value;
+  }
+  const list = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value;
+  if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) {
+    throw new RateLimitConfigError('trustProxy', value, 'true, false, a hop count, or addresses / CIDR ranges');
+  }
+  try {
+    return proxyAddr.compile(list as string[]);
+  } catch (error) {
+    throw new RateLimitConfigError('trustProxy', value, `addresses or CIDR ranges proxy-addr accepts (${(error as Error).message})`);
+  }
+}

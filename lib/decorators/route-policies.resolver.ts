@@ -1,0 +1,56 @@
+import { compileGuardFields, compilePolicy, withCostChecked } from '../config/policy.compiler.js';
+import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
+import type { RateLimitPolicies } from '../config/rate-limit.policies.js';
+import type { RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
+import type { RateLimitEntry } from './rate-limit.decorator.js';
+import type { SkipRateLimitMetadata } from './skip-rate-limit.decorator.js';
+
+/** What the decorators say about one route. */
+export interface RouteMetadata {
+  readonly route: string;
+  readonly classEntries?: readonly RateLimitEntry[];
+  readonly handlerEntries?: readonly RateLimitEntry[];
+  readonly classSkip?: SkipRateLimitMetadata;
+  readonly handlerSkip?: SkipRateLimitMetadata;
+}
+
+/**
+ * The rules that apply to a route, in order: the module's default rule, then the class's, then the handler's;
+ * a later rule replaces an earlier one of the same name. Skips remove rules, except that a class-level skip
+ * does not remove what the handler itself declares.
+ */
+export function resolveRoutePolicies(policies: RateLimitPolicies, meta: RouteMetadata): RateLimitPolicy[] {
+  if (meta.handlerSkip === true) return [];
+  const byName = new Map<string, RateLimitPolicy>();
+  if (policies.defaultPolicy) byName.set('default', policies.defaultPolicy);
+  for (const policy of compileEntries(policies, meta.classEntries, meta.route)) byName.set(policy.rule.name, policy);
+  const handlerPolicies = compileEntries(policies, meta.handlerEntries, meta.route);
+  const own = new Set(handlerPolicies.map((p) => p.rule.name));
+  for (const policy of handlerPolicies) byName.set(policy.rule.name, policy);
+
+  for (const name of byName.keys()) {
+    const classSkips = meta.classSkip === true || (meta.classSkip?.includes(name) ?? false);
+    const handlerSkips = Array.isArray(meta.handlerSkip) && meta.handlerSkip.includes(name);
+    if (handlerSkips || (classSkips && !own.has(name))) byName.delete(name);
+  }
+  return [...byName.values()];
+}
+
+function compileEntries(policies: RateLimitPolicies, entries: readonly RateLimitEntry[] | undefined, route: string): RateLimitPolicy[] {
+  if (!entries) return [];
+  let unnamed = 0;
+  return entries.map((entry) => {
+    const where = `@RateLimit on ${route}`;
+    if (entry.kind === 'inline') {
+      const name = entry.name ?? (unnamed++ === 0 ? 'default' : `default-${unnamed}`);
+      return compilePolicy(entry.options, name, where);
+    }
+    const base = policies.get(entry.name);
+    if (!base) {
+      const known = policies.names();
+      throw new RateLimitConfigError(`${where}`, entry.name, `the name of a configured rule (${known.length ? known.join(', ') : 'none are configured'})`);
+    }
+    if (Object.keys(entry.options).length === 0) return base;
+    return withCostChecked({ rule: base.rule, ...compileGuardFields(entry.options, where, base) }, where);
+  });
+}

@@ -1,0 +1,58 @@
+import { isIPv4, isIPv6 } from 'node:net';
+import proxyAddr from 'proxy-addr';
+import type { IncomingMessage } from 'node:http';
+
+/** What the guard needs from an Express request, a Fastify request, or a raw Node request. */
+export interface HttpRequestLike {
+  ip?: string;
+  raw?: IncomingMessage;
+  socket?: { remoteAddress?: string };
+  headers?: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * The client's address. With `trust` (the module's `trustProxy`) it is computed here from the socket and
+ * `X-Forwarded-For`, believing only trusted hops; without it, it is what the platform computed under its own
+ * trust setting (Express `trust proxy`, Fastify `trustProxy`). A raw header is never taken on its own word.
+ */
+export function clientIp(request: HttpRequestLike, trust?: (address: string, hop: number) => boolean): string | undefined {
+  if (trust) {
+    const raw = (request.raw ?? request) as IncomingMessage;
+    if (raw.socket?.remoteAddress !== undefined) return proxyAddr(raw, trust);
+  }
+  return request.ip ?? request.socket?.remoteAddress ?? request.raw?.socket?.remoteAddress;
+}
+
+/**
+ * One tracker per IPv4 address and per IPv6 subnet: a single IPv6 host usually holds a whole /64, and could
+ * otherwise rotate through addresses to get a fresh budget each time. IPv4-mapped IPv6 is plain IPv4.
+ */
+export function groupIp(ip: string, ipv6Subnet: number): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1];
+  const bare = ip.replace(/%.*$/, '');
+  if (isIPv4(bare) || !isIPv6(bare) || ipv6Subnet >= 128) return bare;
+  const groups = expandIPv6(bare);
+  const out: string[] = [];
+  for (let i = 0; i < 8; i++) {
+    const bits = Math.max(0, Math.min(16, ipv6Subnet - i * 16));
+    const mask = bits === 0 ? 0 : (0xffff << (16 - bits)) & 0xffff;
+    out.push((groups[i] & mask).toString(16));
+  }
+  return `${out.join(':')}/${ipv6Subnet}`;
+}
+
+function expandIPv6(ip: string): number[] {
+  let text = ip;
+  // A trailing dotted quad (::1.2.3.4) is the last 32 bits.
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number);
+    text = text.slice(0, quad.index) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail === undefined ? [] : tail ? tail.split(':') : [];
+  const fill = tail === undefined ? [] : new Array<string>(8 - left.length - right.length).fill('0');
+  return [...left, ...fill, ...right].map((g) => parseInt(g, 16));
+}

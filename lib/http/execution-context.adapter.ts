@@ -1,0 +1,45 @@
+import type { ExecutionContext } from '@nestjs/common';
+import type { HttpRequestLike } from './client-ip.js';
+
+/** The request and response (or reply) of a context; `request` is undefined for contexts the guard cannot read. */
+export interface RequestResponse {
+  request?: HttpRequestLike & Record<string, unknown>;
+  response?: unknown;
+}
+
+/**
+ * HTTP: Express or Fastify objects. GraphQL: `req` / `res` (Apollo) or `reply` (Mercurius) of the GraphQL
+ * context, the third resolver argument. WebSocket: a request-like object holding the client's address and
+ * handshake headers (ws and socket.io clients). Anything else: no request.
+ */
+export function requestResponseOf(context: ExecutionContext): RequestResponse {
+  const type = context.getType<string>();
+  if (type === 'http') {
+    const http = context.switchToHttp();
+    return { request: http.getRequest(), response: http.getResponse() };
+  }
+  if (type === 'graphql') {
+    const gql = context.getArgByIndex<Record<string, any> | undefined>(2);
+    const reply = gql?.reply;
+    return { request: gql?.req ?? gql?.request ?? reply?.request, response: gql?.res ?? reply };
+  }
+  if (type === 'ws') return { request: wsRequest(context.switchToWs().getClient()) };
+  return {};
+}
+
+function wsRequest(client: Record<string, any> | undefined): RequestResponse['request'] {
+  if (!client) return undefined;
+  // socket.io keeps the handshake; the ws library keeps the socket on a private field and the upgrade request nowhere.
+  const ip: string | undefined = client.handshake?.address ?? client.conn?.remoteAddress ?? client._socket?.remoteAddress ?? client.upgradeReq?.socket?.remoteAddress;
+  return { ip, headers: client.handshake?.headers ?? client.upgradeReq?.headers ?? {}, user: client.user ?? client.data?.user };
+}
+
+/** Sets headers on an Express response, a Fastify reply, or a raw Node response. */
+export function setHeaders(response: unknown, headers: readonly [string, string][]): void {
+  const res = response as { header?: (n: string, v: string) => unknown; setHeader?: (n: string, v: string) => unknown; headersSent?: boolean; sent?: boolean };
+  if (!res || res.headersSent || res.sent) return;
+  for (const [name, value] of headers) {
+    if (typeof res.header === 'function') res.header(name, value);
+    else if (typeof res.setHeader === 'function') res.setHeader(name, value);
+  }
+}

@@ -1,0 +1,99 @@
+import type { ExecutionContext } from '@nestjs/common';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { Clock } from './clock.interface.js';
+import type { Decision } from './decision.interface.js';
+import type { RateLimitRuleOptions } from './rule.interface.js';
+import type { RateLimitStore } from './store.interface.js';
+
+/** Computes a tracker from the request; `undefined`, `null` or `''` means "cannot tell" (see `keyRequired`). */
+export type RateLimitKeyFunction = (context: ExecutionContext) => string | number | null | undefined | Promise<string | number | null | undefined>;
+
+/**
+ * What a rule counts per: the client IP, the authenticated user (`request.user.id`, else `.sub`), a header, a
+ * route param, a query parameter, a body field (dots reach into nested objects), or a function.
+ */
+export type RateLimitKey = 'ip' | 'user' | `header:${string}` | `param:${string}` | `query:${string}` | `body:${string}` | RateLimitKeyFunction;
+
+/** A rule plus how the guard applies it to a request. */
+export interface RateLimitPolicyOptions extends RateLimitRuleOptions {
+  /** What the rule counts per. @default 'ip' */
+  key?: RateLimitKey;
+  /** Units each request takes (an integer of 1 or more). @default 1 */
+  cost?: number | string;
+  /** Share one budget per tracker across every route using this rule, instead of one per route. @default false */
+  shared?: boolean;
+  /** Answer 400 when the key cannot be resolved, instead of counting per client IP under a separate namespace. @default false */
+  keyRequired?: boolean;
+}
+
+/**
+ * `@RateLimit(...)` options: a rule written in place (`limit` and `window` given), or, with only `name` and
+ * guard fields (`key`, `cost`, `shared`, `keyRequired`), a reference to the named rule of the module options.
+ */
+export interface RateLimitDecoratorOptions extends Partial<RateLimitPolicyOptions> {
+  /** Rule name: a handler's rule replaces the class's rule and the default rule of the same name. Unnamed = `'default'`. */
+  name?: string;
+}
+
+/** Which rate-limit headers responses carry. */
+export type RateLimitHeadersMode = 'draft' | 'legacy' | 'both' | false;
+
+/** The part of `@nestjs/config`'s ConfigService the module uses (so that `@nestjs/config` stays optional). */
+export interface RateLimitConfigReader {
+  get(path: string): unknown;
+  readonly changes$?: { subscribe(next: (event: { path: string }) => void): { unsubscribe(): void } };
+}
+
+/** Rules as they are kept in configuration (`registerAs('rateLimit', ...)`), where env vars arrive as strings. */
+export interface RateLimitRulesConfig {
+  /** The rule every guarded route gets; `false` or absent: only decorated routes are limited. */
+  defaultRule?: RateLimitPolicyOptions | false;
+  /** Named rules, applied where `@RateLimit('<name>')` or `RateLimitService` refers to them. */
+  rules?: Record<string, RateLimitPolicyOptions>;
+}
+
+export interface RateLimitModuleOptions extends RateLimitRulesConfig {
+  /**
+   * Where limits are decided: an ioredis `Redis` or `Cluster` (left open on shutdown), ioredis options or a
+   * `redis://` URL (a client the module creates and closes), `'memory'`, or any `RateLimitStore`.
+   * @default 'memory'
+   */
+  store?: 'memory' | string | Redis | Cluster | RedisOptions | RateLimitStore;
+  /** Prefix of every key the store writes: `<prefix>:<rule>:<algorithm>:{<tracker>}`. @default 'rl' */
+  keyPrefix?: string;
+  /** Rate-limit headers on every guarded HTTP response. @default 'draft' */
+  headers?: RateLimitHeadersMode;
+  /**
+   * Which proxies may set the client IP through `X-Forwarded-For`, as Express's `trust proxy` setting: `true`
+   * (any), a hop count, or addresses / CIDR ranges / `'loopback'`, `'uniquelocal'`. Unset: the platform decides
+   * (Express `app.set('trust proxy')`, Fastify `trustProxy`), which by default trusts none.
+   * @default undefined
+   */
+  trustProxy?: boolean | number | string | readonly string[];
+  /** IPv6 clients are counted per subnet of this many leading bits, since one host holds many addresses. @default 64 */
+  ipv6Subnet?: number;
+  /** Requests for which this returns true are not limited. @default none */
+  skip?: (context: ExecutionContext) => boolean | Promise<boolean>;
+  /** Message of the 429 body, or a function of the rejecting decision. @default 'Too Many Requests' */
+  errorMessage?: string | ((context: ExecutionContext, decision: Decision) => string);
+  /** Time source in ms since the epoch, for tests. @default the store's (Redis `TIME`; a monotonic clock in memory) */
+  clock?: Clock;
+  /**
+   * Read `defaultRule` and `rules` from this ConfigService at `configPath` too (they win over the ones above),
+   * and again whenever `set()` changes a path under it, or every `refreshIntervalMs`.
+   * @default undefined
+   */
+  config?: RateLimitConfigReader;
+  /** Where under `config` the rules live. @default 'rateLimit' */
+  configPath?: string;
+  /** Re-read the rules from `config` this often, in ms; 0 = only on `changes$`. @default 0 */
+  refreshIntervalMs?: number;
+}
+
+/** Module-level switches that shape the module itself rather than its options. */
+export interface RateLimitModuleExtras {
+  /** Register the module globally, so `RateLimitService` and the guard can be injected anywhere. @default false */
+  isGlobal?: boolean;
+  /** Register `RateLimitGuard` as `APP_GUARD`: every route is limited by the default rule. @default false */
+  globalGuard?: boolean;
+}

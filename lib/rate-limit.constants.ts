@@ -1,0 +1,8 @@
+/** Injection token of the validated module options (`RateLimitSettings`). */
+export const RATE_LIMIT_SETTINGS = Symbol('RATE_LIMIT_SETTINGS');
+/** Injection token of the `RateLimitStore` the module decides with. */
+export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
+/** Metadata key of `@RateLimit` entries on a class or a handler. */
+export const RATE_LIMIT_METADATA = 'nestjs-redis-rate-limit:rules';
+/** Metadata key of `@SkipRateLimit`. */
+export const SKIP_RATE_LIMIT_METADATA = 'nestjs-redis-rate-limit:skip';

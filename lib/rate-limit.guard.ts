@@ -1,0 +1,131 @@
+import { BadRequestException, Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { RateLimitPolicies } from './config/rate-limit.policies.js';
+import type { RateLimitSettings } from './config/module-options.validator.js';
+import type { RateLimitEntry } from './decorators/rate-limit.decorator.js';
+import { resolveRoutePolicies } from './decorators/route-policies.resolver.js';
+import type { SkipRateLimitMetadata } from './decorators/skip-rate-limit.decorator.js';
+import { clientIp, groupIp, type HttpRequestLike } from './http/client-ip.js';
+import { requestResponseOf, setHeaders, type RequestResponse } from './http/execution-context.adapter.js';
+import { rateLimitHeaders, retryAfterMs, type RuleOutcome } from './http/rate-limit.headers.js';
+import { resolveRequestKey, type KeyedRequest } from './http/request-key.resolver.js';
+import type { MultiDecision } from './interfaces/decision.interface.js';
+import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
+import type { RuleKey } from './interfaces/store.interface.js';
+import { RATE_LIMIT_METADATA, RATE_LIMIT_SETTINGS, SKIP_RATE_LIMIT_METADATA } from './rate-limit.constants.js';
+import { RateLimitExceededException } from './rate-limit.exception.js';
+import { RateLimitService } from './rate-limit.service.js';
+
+/** What `throwRateLimitException` gets to build its error from. */
+export interface RateLimitRejection {
+  readonly outcomes: readonly RuleOutcome[];
+  readonly result: MultiDecision;
+  /** Milliseconds before the same request can pass. */
+  readonly retryAfterMs: number;
+}
+
+interface RouteCache {
+  readonly version: number;
+  readonly policies: readonly RateLimitPolicy[];
+}
+
+/**
+ * Applies the rules of the route (module default, `@RateLimit` on the class and the handler, minus
+ * `@SkipRateLimit`) to each request, all-or-nothing in one store call; sets the rate-limit headers; throws
+ * `RateLimitExceededException` (429) on a refusal. Extend it and override the protected hooks to customise.
+ */
+@Injectable()
+export class RateLimitGuard implements CanActivate {
+  private readonly routes = new WeakMap<object, Map<object, RouteCache>>();
+
+  constructor(
+    protected readonly reflector: Reflector,
+    protected readonly service: RateLimitService,
+    protected readonly policies: RateLimitPolicies,
+    @Inject(RATE_LIMIT_SETTINGS) protected readonly settings: RateLimitSettings,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const policies = this.routePolicies(context);
+    if (policies.length === 0) return true;
+    const { request, response } = this.getRequestResponse(context);
+    if (!request) return true;
+    if (this.settings.skip && (await this.settings.skip(context))) return true;
+
+    const entries: RuleKey[] = new Array(policies.length);
+    let ip: string | undefined;
+    for (let i = 0; i < policies.length; i++) {
+      const policy = policies[i];
+      let tracker: string;
+      if (policy.key.kind === 'ip') {
+        tracker = `ip:${(ip ??= await this.getTracker(request, context))}`;
+      } else {
+        const value = await resolveRequestKey(policy.key, request as KeyedRequest, context);
+        if (value !== undefined) {
+          tracker = `${policy.key.label}:${value}`;
+        } else if (policy.keyRequired) {
+          throw new BadRequestException(`Rate limit key "${policy.key.label}" is missing from the request`);
+        } else {
+          // Never one shared bucket for everyone without the key: per client IP, apart from the keyed trackers.
+          tracker = `no-${policy.key.label}:ip:${(ip ??= await this.getTracker(request, context))}`;
+        }
+      }
+      entries[i] = { key: this.generateKey(context, tracker, policy), rule: policy.rule, cost: policy.cost };
+    }
+
+    const result = await this.service.decide(entries);
+    const outcomes = result.decisions.map((decision, i): RuleOutcome => ({ rule: policies[i].rule, decision }));
+    if (response && (this.settings.headers !== false || !result.allowed)) {
+      setHeaders(response, rateLimitHeaders(this.settings.headers, outcomes, result.allowed));
+    }
+    if (!result.allowed) await this.throwRateLimitException(context, { outcomes, result, retryAfterMs: retryAfterMs(outcomes) });
+    return true;
+  }
+
+  /** The request (and response) to limit; return `{}` to let a context through unlimited. */
+  protected getRequestResponse(context: ExecutionContext): RequestResponse {
+    return requestResponseOf(context);
+  }
+
+  /** The client identity for `key: 'ip'` and for the fallback of unresolvable keys: the client IP, IPv6 per subnet. */
+  protected getTracker(request: HttpRequestLike, _context: ExecutionContext): string | Promise<string> {
+    const ip = clientIp(request, this.settings.trustProxy);
+    return ip ? groupIp(ip, this.settings.ipv6Subnet) : 'unknown';
+  }
+
+  /** The store key of a tracker under a rule: per route (`Controller.handler`) unless the rule is shared. */
+  protected generateKey(context: ExecutionContext, tracker: string, policy: RateLimitPolicy): string {
+    return policy.shared ? tracker : `${context.getClass().name}.${context.getHandler().name}|${tracker}`;
+  }
+
+  /** Throws the refusal: a 429 `RateLimitExceededException`, or a `WsException` with the same body on WebSockets. */
+  protected async throwRateLimitException(context: ExecutionContext, rejection: RateLimitRejection): Promise<never> {
+    const refused = rejection.outcomes.find((o) => !o.decision.allowed)!.decision;
+    const message = typeof this.settings.errorMessage === 'function' ? this.settings.errorMessage(context, refused) : this.settings.errorMessage;
+    const exception = new RateLimitExceededException(message, rejection.retryAfterMs, rejection.result.decisions);
+    if (context.getType<string>() === 'ws') {
+      // Only WsException reaches a WebSocket client; the package exists whenever a gateway does.
+      const { WsException } = await import('@nestjs/websockets');
+      throw new WsException(exception.getResponse() as object);
+    }
+    throw exception;
+  }
+
+  private routePolicies(context: ExecutionContext): readonly RateLimitPolicy[] {
+    const handler = context.getHandler();
+    const cls = context.getClass();
+    let perClass = this.routes.get(handler);
+    const cached = perClass?.get(cls);
+    if (cached && cached.version === this.policies.version) return cached.policies;
+    const policies = resolveRoutePolicies(this.policies, {
+      route: `${cls.name}.${handler.name}`,
+      classEntries: this.reflector.get<RateLimitEntry[] | undefined>(RATE_LIMIT_METADATA, cls),
+      handlerEntries: this.reflector.get<RateLimitEntry[] | undefined>(RATE_LIMIT_METADATA, handler),
+      classSkip: this.reflector.get<SkipRateLimitMetadata | undefined>(SKIP_RATE_LIMIT_METADATA, cls),
+      handlerSkip: this.reflector.get<SkipRateLimitMetadata | undefined>(SKIP_RATE_LIMIT_METADATA, handler),
+    });
+    if (!perClass) this.routes.set(handler, (perClass = new Map()));
+    perClass.set(cls, { version: this.policies.version, policies });
+    return policies;
+  }
+}
