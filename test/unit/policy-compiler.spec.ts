@@ -1,0 +1,57 @@
+import { compilePolicy, compileRules } from '../../lib/config/policy.compiler.js';
+import { RateLimitConfigError } from '../../lib/index.js';
+
+describe('compilePolicy', () => {
+  it('splits the guard fields from the rule and applies their defaults', () => {
+    const policy = compilePolicy({ limit: 5, window: '1m' }, 'login', 'rules.login');
+    expect(policy).toMatchObject({ key: { kind: 'ip' }, cost: 1, shared: false, keyRequired: false });
+    expect(policy.rule).toMatchObject({ name: 'login', limit: 5, windowMs: 60_000 });
+  });
+
+  it('parses each kind of key', () => {
+    const key = (k: string) => compilePolicy({ limit: 1, window: 1000, key: k as never }, 'r', 'r').key;
+    expect(key('user')).toMatchObject({ kind: 'user', label: 'user' });
+    expect(key('header:X-Api-Key')).toMatchObject({ kind: 'header', label: 'header:x-api-key', path: ['x-api-key'] });
+    expect(key('body:user.email')).toMatchObject({ kind: 'body', path: ['user', 'email'] });
+    expect(key('param:id')).toMatchObject({ kind: 'param', path: ['id'] });
+    expect(key('query:apiKey')).toMatchObject({ kind: 'query', path: ['apiKey'] });
+  });
+
+  it('parses a cost given as a string, as env vars arrive', () => {
+    expect(compilePolicy({ limit: '10', window: '1m', cost: '3' }, 'r', 'r').cost).toBe(3);
+  });
+
+  it.each([
+    [{ limit: 5, window: '1m', key: 'cookie:sid' }, 'rules.x.key'],
+    [{ limit: 5, window: '1m', cost: 0 }, 'rules.x.cost'],
+    [{ limit: 5, window: '1m', cost: 6 }, 'rules.x.cost'],
+    [{ limit: 5, window: '1m', shared: 'yes' }, 'rules.x.shared'],
+    [{ limit: 'abc', window: '1m' }, 'rules.x.limit'],
+    [{ limit: -5, window: '1m' }, 'rules.x.limit'],
+    [{ limit: 5, window: 'soon' }, 'rules.x.window'],
+  ])('refuses %j naming %s', (options, field) => {
+    expect(() => compilePolicy(options as never, 'x', 'rules.x')).toThrow(expect.objectContaining({ field }));
+  });
+});
+
+describe('compileRules', () => {
+  it('compiles the default rule and the named rules', () => {
+    const rules = compileRules({ defaultRule: { limit: 100, window: '1m' }, rules: { login: { limit: 5, window: '1m' } } });
+    expect(rules.defaultPolicy?.rule.name).toBe('default');
+    expect([...rules.named.keys()]).toEqual(['login']);
+  });
+
+  it('refuses an unknown field in a config namespace, naming it with the namespace', () => {
+    expect(() => compileRules({ rule: {} } as never, 'rateLimit')).toThrow(RateLimitConfigError);
+    expect(() => compileRules({ rule: {} } as never, 'rateLimit')).toThrow(/"rateLimit\.rule"/);
+  });
+
+  it('names the path of a bad field inside a named rule', () => {
+    expect(() => compileRules({ rules: { login: { limit: 'abc', window: '1m' } } }, 'rateLimit')).toThrow(/"rateLimit\.rules\.login\.limit": "abc"/);
+  });
+
+  it('treats defaultRule: false as "no default rule"', () => {
+    const rules = compileRules({ defaultRule: false });
+    expect(rules).toMatchObject({ defaultPolicy: undefined, defaultGiven: true });
+  });
+});
