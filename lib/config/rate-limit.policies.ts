@@ -1,4 +1,5 @@
 import { compileRules, type CompiledRules } from './policy.compiler.js';
+import { RateLimitConfigError } from './rate-limit-config.error.js';
 import type { RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
 import type { RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
 
@@ -10,6 +11,7 @@ export class RateLimitPolicies {
   private current: CompiledRules;
   private fromCode: RateLimitRulesConfig;
   private revision = 0;
+  private required: ReadonlySet<string> = new Set();
 
   constructor(fromCode: RateLimitRulesConfig, fromConfig?: RateLimitRulesConfig, configPath = '') {
     this.fromCode = fromCode;
@@ -34,14 +36,29 @@ export class RateLimitPolicies {
     return [...this.current.named.keys()];
   }
 
+  /** Names that decorators refer to: a config reload that drops one of them is refused. */
+  require(names: Iterable<string>): void {
+    this.required = new Set(names);
+    this.checkRequired(this.current, 'rules');
+  }
+
   /**
    * Replaces the rules read from configuration; validation errors throw (naming the field) and leave the
    * rules in force untouched.
    */
   replaceFromConfig(fromConfig: RateLimitRulesConfig | undefined, configPath: string): void {
     const next = RateLimitPolicies.merge(compileRules(this.fromCode), fromConfig && compileRules(fromConfig, configPath));
+    this.checkRequired(next, `${configPath}.rules`);
     this.current = next;
     this.revision++;
+  }
+
+  private checkRequired(rules: CompiledRules, path: string): void {
+    for (const name of this.required) {
+      if (!rules.named.has(name) && !(name === 'default' && rules.defaultPolicy)) {
+        throw new RateLimitConfigError(`${path}.${name}`, undefined, 'a rule: @RateLimit decorators refer to it');
+      }
+    }
   }
 
   /** Config wins over code, rule by rule. */

@@ -27,6 +27,10 @@ interface AppReport {
   libraryTag: string;
   memoryStoreType: string;
   statuses: number[];
+  /** `RateLimit-Policy` of the first response. */
+  policyHeader: string | null;
+  /** Body of the 429. */
+  rejectedBody: unknown;
   /** `true`, or the error a RedisStore construction threw (its Lua files not found, ...). */
   redisStoreLoaded: true | string;
 }
@@ -70,8 +74,10 @@ describe('module formats of the built package', () => {
       expect(run.report.memoryStoreType).toBe('function');
     });
 
-    it('answers 200, 200 then 429 through a limit-2 MemoryStore', () => {
+    it('answers 200, 200 then 429 with the 429 body and headers of RateLimitModule.forRoot and its global guard', () => {
       expect(run.report.statuses).toEqual([200, 200, 429]);
+      expect(run.report.policyHeader).toBe('"default";q=2;w=60');
+      expect(run.report.rejectedBody).toMatchObject({ statusCode: 429, message: 'Too Many Requests' });
     });
 
     it('constructs a RedisStore, whose Lua files load from the package copy', () => {
@@ -100,8 +106,10 @@ describe('module formats of the built package', () => {
       expect(run.report.memoryStoreType).toBe('function');
     });
 
-    it('answers 200, 200 then 429 through a limit-2 MemoryStore', () => {
+    it('answers 200, 200 then 429 with the 429 body and headers of RateLimitModule.forRoot and its global guard', () => {
       expect(run.report.statuses).toEqual([200, 200, 429]);
+      expect(run.report.policyHeader).toBe('"default";q=2;w=60');
+      expect(run.report.rejectedBody).toMatchObject({ statusCode: 429, message: 'Too Many Requests' });
     });
 
     it('constructs a RedisStore, whose Lua files load from the package copy', () => {
