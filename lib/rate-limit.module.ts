@@ -1,8 +1,10 @@
 import { Inject, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { RateLimitConfigWatcher, readRulesConfig } from './config/config.watcher.js';
 import { validateModuleOptions, type RateLimitSettings } from './config/module-options.validator.js';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import type { RateLimitModuleOptions } from './interfaces/rate-limit-options.interface.js';
+import { RateLimitRoutesChecker } from './decorators/route-rules.checker.js';
 import { RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './rate-limit.module-definition.js';
@@ -16,6 +18,7 @@ const STORE_HANDLE = Symbol('RATE_LIMIT_STORE_HANDLE');
  * plus `isGlobal` and `globalGuard`. Invalid options stop the application at start-up, naming the option.
  */
 @Module({
+  imports: [DiscoveryModule],
   providers: [
     { provide: RATE_LIMIT_SETTINGS, inject: [MODULE_OPTIONS_TOKEN], useFactory: validateModuleOptions },
     {
@@ -33,6 +36,7 @@ const STORE_HANDLE = Symbol('RATE_LIMIT_STORE_HANDLE');
     RateLimitService,
     RateLimitGuard,
     RateLimitConfigWatcher,
+    RateLimitRoutesChecker,
   ],
   exports: [RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE, RateLimitPolicies, RateLimitService, RateLimitGuard, RateLimitConfigWatcher],
 })
