@@ -34,6 +34,6 @@ export { parseDuration } from './config/duration.parser.js';
 export { RateLimitConfigError } from './config/rate-limit-config.error.js';
 export { ruleKeys, trackerSegment } from './keys/key.builder.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory.store.js';
-export { RedisStore, type RedisStoreOptions } from './stores/redis.store.js';
+export { RateLimitDeadlineError, RedisStore, type RedisStoreOptions } from './stores/redis.store.js';
 export { RateLimitCostError } from './stores/rate-limit-cost.error.js';
 export type { ThrottleReply } from './algorithms/gcra.throttle.js';

@@ -14,11 +14,12 @@
   KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout ends
   ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
   ARGV[2]     'consume' | 'peek' | 'refund'
-  ARGV[3+6(i-1) .. 8+6(i-1)]  rule i: 'sw', limit, window (ms), lockout (ms, 0 = none), segments,
+  ARGV[3]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written
+  ARGV[4+6(i-1) .. 9+6(i-1)]  rule i: 'sw', limit, window (ms), lockout (ms, 0 = none), segments,
               cost: units the request takes (integer, 1..limit; 0 for a peek)
 
   Reply: { allowed by all (0/1), then per rule: allowed (0/1), remaining, reset after (ms), retry after (ms) }
-  ('refund' replies { 1 })
+  ('refund' replies { 1 }; a command past its deadline replies { -1 })
 ]]
 --- @include "prelude"
 

@@ -21,7 +21,24 @@ export interface RedisStoreOptions {
   keyPrefix?: string;
   /** Time source in ms since the epoch. @default Redis's own clock (`TIME`, read inside the script) */
   clock?: Clock;
+  /**
+   * How long a caller waits for a decision, in ms. Each command then carries a deadline that far ahead, in
+   * Redis's clock, and a command executed after it (the caller gave up: Redis stalled, the network queued it)
+   * writes nothing and fails with `RateLimitDeadlineError`. Ignored with `clock`. @default none
+   */
+  timeoutMs?: number;
 }
+
+/** A command reached Redis after its deadline, so nothing was recorded. */
+export class RateLimitDeadlineError extends Error {
+  constructor() {
+    super('The rate-limit command reached Redis after its deadline; nothing was recorded');
+    this.name = 'RateLimitDeadlineError';
+  }
+}
+
+// How often the estimate of Redis's clock against ours is refreshed.
+const CLOCK_SYNC_MS = 60_000;
 
 const COMBINED = 'rateLimitAll' as const;
 const commandName = (script: string): `rateLimit${string}` => `rateLimit${script.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase())}`;
@@ -34,6 +51,11 @@ const commandName = (script: string): `rateLimit${string}` => `rateLimit${script
 export class RedisStore implements RateLimitStore {
   private readonly prefix: string;
   private readonly clock?: Clock;
+  private readonly timeoutMs?: number;
+  /** Redis's clock minus ours, in µs, plus the measurement's uncertainty (half its round trip). */
+  private offsetUs?: number;
+  private syncedAt = -Infinity;
+  private syncing?: Promise<void>;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -44,6 +66,10 @@ export class RedisStore implements RateLimitStore {
       throw new RangeError(`Invalid Redis store option "keyPrefix": ${JSON.stringify(this.prefix)} (expected no "{" or "}": they would set the cluster hash tag)`);
     }
     this.clock = options.clock;
+    if (options.timeoutMs !== undefined && (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0)) {
+      throw new RangeError(`Invalid Redis store option "timeoutMs": ${String(options.timeoutMs)} (expected a positive number of ms)`);
+    }
+    this.timeoutMs = options.clock ? undefined : options.timeoutMs;
     const scripts = Object.values(ALGORITHM_DEFINITIONS).map((d) => d.script);
     // defineCommand only stores the source; a client shared by several stores gets the same definitions again.
     for (const script of scripts) client.defineCommand(commandName(script), { lua: loadScript(script) });
@@ -65,7 +91,8 @@ export class RedisStore implements RateLimitStore {
   }
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
-    await this.call('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund'));
+    const reply = await this.call('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund'));
+    if (reply[0] === -1) throw new RateLimitDeadlineError();
   }
 
   /** redis-cell's `CL.THROTTLE key max_burst count period [quantity]` (period in seconds), with its five-value reply. */
@@ -80,6 +107,7 @@ export class RedisStore implements RateLimitStore {
 
   private async decide(op: StoreOp, rules: PlannedRule[]): Promise<MultiDecision> {
     const reply = await this.call(op, rules);
+    if (reply.length === 1 && reply[0] === -1) throw new RateLimitDeadlineError();
     if (!Array.isArray(reply) || reply.length !== 1 + 4 * rules.length || !reply.every(Number.isInteger)) {
       throw new Error(`Unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
     }
@@ -91,13 +119,37 @@ export class RedisStore implements RateLimitStore {
 
   private call(op: StoreOp, rules: PlannedRule[]): Promise<number[]> {
     const keys: string[] = [];
-    const argv: (string | number)[] = [this.clock ? Math.floor(this.clock() * 1000) : '', op];
+    const argv: (string | number)[] = [this.clock ? Math.floor(this.clock() * 1000) : '', op, this.deadline()];
     for (const r of rules) {
       keys.push(r.keys.state, r.keys.block);
       argv.push(r.definition.tag, r.rule.limit, r.rule.windowMs, r.rule.blockMs, r.params.param, r.cost);
     }
     const script = rules.every((r) => r.definition === rules[0].definition) ? commandName(rules[0].definition.script) : COMBINED;
     return this.client[script](keys.length, ...keys, ...argv);
+  }
+
+  /** The deadline ARGV: now + timeoutMs in Redis's clock, once that clock has been measured; '' otherwise. */
+  private deadline(): number | '' {
+    if (this.timeoutMs === undefined) return '';
+    const now = Date.now();
+    if (now - this.syncedAt > CLOCK_SYNC_MS && !this.syncing) {
+      this.syncing = this.syncClock().finally(() => (this.syncing = undefined));
+    }
+    return this.offsetUs === undefined ? '' : Math.floor((now + this.timeoutMs) * 1000 + this.offsetUs);
+  }
+
+  private async syncClock(): Promise<void> {
+    try {
+      const before = Date.now();
+      const [seconds, micros] = await this.client.time();
+      const after = Date.now();
+      const redisUs = Number(seconds) * 1_000_000 + Number(micros);
+      // Erring late by the round trip's half only lets a command through that the caller may have just given up on.
+      this.offsetUs = redisUs - ((before + after) / 2) * 1000 + ((after - before) / 2) * 1000;
+      this.syncedAt = after;
+    } catch {
+      // Redis is unavailable: keep the previous estimate, try again on a later call.
+    }
   }
 
   /** On a Cluster, rules of different trackers can live on different nodes, where no script can reach both. */

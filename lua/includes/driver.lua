@@ -9,9 +9,15 @@ else
   now = tonumber(ARGV[1])
 end
 local op = ARGV[2]
+-- A caller that timed out has already decided without us; a command that reaches Redis after that (a stalled
+-- server, a full socket buffer) must not count what nobody is waiting for.
+local deadline = tonumber(ARGV[3])
+if deadline and now > deadline then
+  return { -1 }
+end
 local rules = {}
 for i = 1, #KEYS / 2 do
-  local a = 2 + (i - 1) * 6
+  local a = 3 + (i - 1) * 6
   rules[i] = {
     algorithm = ALGORITHMS[ARGV[a + 1]],
     limit = tonumber(ARGV[a + 2]),
