@@ -1,12 +1,13 @@
 import { parseDuration, parseInteger } from './duration.parser.js';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
-import type { RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions } from '../interfaces/rule.interface.js';
+import type { FailurePolicy, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions } from '../interfaces/rule.interface.js';
 
 export const ALGORITHMS: readonly RateLimitAlgorithm[] = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
 export const DEFAULT_ALGORITHM: RateLimitAlgorithm = 'sliding-window';
 export const DEFAULT_SEGMENTS = 10;
 const MAX_SEGMENTS = 1000;
-const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'refill', 'burst']);
+const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'refill', 'burst', 'failurePolicy']);
+export const FAILURE_POLICIES: readonly FailurePolicy[] = ['open', 'closed', 'memory'];
 const ONLY_FOR: Record<string, RateLimitAlgorithm> = { segments: 'sliding-window', refill: 'token-bucket', burst: 'gcra' };
 const RULE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -38,6 +39,10 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
     }
   }
 
+  const failurePolicy = options.failurePolicy;
+  if (failurePolicy !== undefined && !FAILURE_POLICIES.includes(failurePolicy)) {
+    throw new RateLimitConfigError(`${path}.failurePolicy`, failurePolicy, `one of ${FAILURE_POLICIES.join(', ')}`);
+  }
   const limit = parseInteger(options.limit, `${path}.limit`, 1);
   const windowMs = parseDuration(options.window, `${path}.window`);
   const blockMs = parseDuration(options.blockMs ?? 0, `${path}.blockMs`, { allowZero: true });
@@ -65,7 +70,7 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
       if (limit > windowUs) throw new RateLimitConfigError(`${path}.limit`, options.limit, `at most 1000 per millisecond of window (${windowUs})`);
       break;
   }
-  return Object.freeze({ name, algorithm, limit, windowMs, segments, blockMs, refill, burst });
+  return Object.freeze({ name, algorithm, limit, windowMs, segments, blockMs, refill, burst, ...(failurePolicy ? { failurePolicy } : {}) });
 }
 
 /** The largest cost one request can ever be admitted with under this rule. */

@@ -1,3 +1,5 @@
+import type { FailurePolicy } from './rule.interface.js';
+
 /** The answer to "may this request pass?", the same shape for every algorithm and store. */
 export interface Decision {
   /** Whether the request was admitted (and, for `consume`, recorded). */
@@ -10,6 +12,11 @@ export interface Decision {
   resetAfterMs: number;
   /** 0 when allowed; otherwise the exact wait in milliseconds after which the same request passes, if nothing else arrives. */
   retryAfterMs: number;
+  /**
+   * Set only when the store could not decide (Redis down, slow, or its circuit open) and the failure policy did:
+   * `'open'` admitted without counting, `'closed'` refused, `'memory'` decided on the embedded store.
+   */
+  degraded?: FailurePolicy;
 }
 
 /** The answer of `consumeAll`: admitted only if every rule admits; then recorded in all, otherwise in none. */

@@ -1,6 +1,9 @@
 /** The algorithms every store implements. */
 export type RateLimitAlgorithm = 'sliding-log' | 'sliding-window' | 'fixed-window' | 'token-bucket' | 'gcra';
 
+/** What decides while the store is unavailable: admit, refuse, or the embedded memory store. */
+export type FailurePolicy = 'open' | 'closed' | 'memory';
+
 /** A duration in milliseconds, or a string such as `'500ms'`, `'10s'`, `'1m'`, `'1h'`, `'1d'`. */
 export type Duration = number | string;
 
@@ -20,6 +23,8 @@ export interface RateLimitRuleOptions {
   refill?: number | string;
   /** GCRA only: requests admitted at once, redis-cell's `max_burst + 1`. @default limit */
   burst?: number | string;
+  /** What decides for this rule while Redis is unavailable. @default the module's `failurePolicy` */
+  failurePolicy?: FailurePolicy;
 }
 
 /** A rule after validation: every field present, every duration in milliseconds. Build one with `defineRule`. */
@@ -37,4 +42,6 @@ export interface RateLimitRule {
   readonly refill: number;
   /** Token bucket: capacity (= limit). GCRA: `max_burst + 1`. Others: equal to `limit`. */
   readonly burst: number;
+  /** Overrides the module's failure policy for this rule. */
+  readonly failurePolicy?: FailurePolicy;
 }

@@ -1,0 +1,154 @@
+import { maxCost } from '../config/define-rule.js';
+import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
+import type { FailurePolicy, RateLimitRule } from '../interfaces/rule.interface.js';
+import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
+import type { MemoryStore } from '../stores/memory.store.js';
+import { CircuitBreaker, type CircuitBreakerOptions, type CircuitState } from './circuit-breaker.js';
+
+export interface ResilientStoreOptions {
+  /** Longest wait for the primary store, in ms. @default 50 */
+  timeoutMs?: number;
+  /** What decides when the primary cannot, unless a rule says otherwise. @default 'memory' */
+  failurePolicy?: FailurePolicy;
+  circuitBreaker?: CircuitBreakerOptions;
+  /** Told of each failure of the primary (logging, metrics). */
+  onError?: (error: Error, op: string) => void;
+  /** Told of each decision the failure policy made. */
+  onDegraded?: (policy: FailurePolicy) => void;
+  onCircuitChange?: (state: CircuitState) => void;
+}
+
+/** The primary store did not answer within `timeoutMs`. */
+export class RateLimitTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`The rate-limit store did not answer within ${timeoutMs} ms`);
+    this.name = 'RateLimitTimeoutError';
+  }
+}
+
+// The strictest policy of the rules of one request decides for all of them.
+const STRICTNESS: Record<FailurePolicy, number> = { open: 0, memory: 1, closed: 2 };
+
+/**
+ * Puts a bound on every decision: the primary store (Redis) answers within `timeoutMs` or the failure policy
+ * decides, and after repeated failures a circuit breaker stops calling it for a growing interval. The
+ * memory fallback runs the same algorithms with the same rules, so `'memory'` keeps limiting per process.
+ */
+export class ResilientStore implements RateLimitStore {
+  readonly breaker: CircuitBreaker;
+  private readonly timeoutMs: number;
+  private readonly policy: FailurePolicy;
+
+  constructor(
+    readonly primary: RateLimitStore,
+    readonly fallback: MemoryStore,
+    private readonly options: ResilientStoreOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? 50;
+    this.policy = options.failurePolicy ?? 'memory';
+    this.breaker = new CircuitBreaker(options.circuitBreaker, undefined, options.onCircuitChange);
+  }
+
+  consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+    return this.guarded(
+      'consume',
+      () => this.primary.consume(key, rule, cost),
+      (policy) => (policy === 'memory' ? this.fallback.consume(key, rule, cost) : substitute(policy, rule, cost, this.breaker.retryInMs)),
+      [rule],
+    );
+  }
+
+  consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
+    return this.guarded(
+      'consumeAll',
+      () => this.primary.consumeAll(entries, cost),
+      async (policy) => {
+        if (policy === 'memory') return this.fallback.consumeAll(entries, cost);
+        const decisions = entries.map((e) => substitute(policy, e.rule, e.cost ?? cost, this.breaker.retryInMs));
+        return { allowed: policy === 'open', decisions };
+      },
+      entries.map((e) => e.rule),
+    );
+  }
+
+  peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+    return this.guarded(
+      'peek',
+      () => this.primary.peek(key, rule, cost),
+      (policy) => (policy === 'memory' ? this.fallback.peek(key, rule, cost) : substitute(policy, rule, cost, this.breaker.retryInMs)),
+      [rule],
+    );
+  }
+
+  refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
+    return this.guarded(
+      'refund',
+      () => this.primary.refund(key, rule, cost),
+      (policy) => (policy === 'memory' ? this.fallback.refund(key, rule, cost) : Promise.resolve()),
+      [rule],
+    );
+  }
+
+  async reset(key: string, rule: RateLimitRule): Promise<void> {
+    // What the fallback counted while Redis was away must not outlive a reset either.
+    await this.fallback.reset(key, rule);
+    await this.guarded('reset', () => this.primary.reset(key, rule), async () => undefined, [rule]);
+  }
+
+  private async guarded<T>(op: string, call: () => Promise<T>, degrade: (policy: FailurePolicy) => T | Promise<T>, rules: readonly RateLimitRule[]): Promise<T> {
+    let policy: FailurePolicy = 'open';
+    for (const rule of rules) {
+      const own = rule.failurePolicy ?? this.policy;
+      if (STRICTNESS[own] > STRICTNESS[policy]) policy = own;
+    }
+    if (!this.breaker.tryAcquire()) return this.degraded(policy, degrade);
+    try {
+      const result = await withTimeout(call(), this.timeoutMs);
+      this.breaker.success();
+      return result;
+    } catch (error) {
+      if (!isStoreFailure(error)) throw error;
+      this.breaker.failure();
+      this.options.onError?.(error as Error, op);
+      return this.degraded(policy, degrade);
+    }
+  }
+
+  private async degraded<T>(policy: FailurePolicy, degrade: (policy: FailurePolicy) => T | Promise<T>): Promise<T> {
+    this.options.onDegraded?.(policy);
+    return mark(await degrade(policy), policy);
+  }
+}
+
+/** A decision the store did not make: `'open'` admits without counting, `'closed'` refuses until the circuit may close. */
+function substitute(policy: 'open' | 'closed', rule: RateLimitRule, cost: number, retryInMs: number): Decision {
+  const limit = maxCost(rule);
+  if (policy === 'open') return { allowed: true, limit, remaining: Math.max(0, limit - cost), resetAfterMs: 0, retryAfterMs: 0, degraded: 'open' };
+  const wait = Math.max(1_000, Math.ceil(retryInMs));
+  return { allowed: false, limit, remaining: 0, resetAfterMs: wait, retryAfterMs: wait, degraded: 'closed' };
+}
+
+function mark<T>(result: T, policy: FailurePolicy): T {
+  const r = result as unknown as Partial<Decision & MultiDecision> | undefined;
+  if (r && typeof r === 'object') {
+    if (Array.isArray(r.decisions)) for (const d of r.decisions) d.degraded = policy;
+    else if (typeof r.allowed === 'boolean') (r as Decision).degraded = policy;
+  }
+  return result;
+}
+
+/** Errors of our own making (a bad cost, an unknown rule) are the caller's, not the store's: they propagate. */
+function isStoreFailure(error: unknown): boolean {
+  const name = (error as Error | undefined)?.name;
+  return name !== 'RateLimitCostError' && name !== 'RateLimitConfigError' && name !== 'TypeError' && name !== 'RangeError';
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout>;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RateLimitTimeoutError(ms)), ms);
+  });
+  // The late settlement of a call we gave up on must not surface as an unhandled rejection.
+  promise.catch(() => undefined);
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

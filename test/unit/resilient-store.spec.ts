@@ -1,0 +1,94 @@
+import { defineRule, MemoryStore, RateLimitCostError, type RateLimitRule } from '../../lib/index.js';
+import { ResilientStore } from '../../lib/resilience/resilient.store.js';
+import { ManualClock } from '../support/manual.clock.js';
+
+/** A primary that fails on demand: rejects at once, or never answers. The Redis tests break a real server. */
+class FlakyStore extends MemoryStore {
+  mode: 'ok' | 'reject' | 'hang' = 'ok';
+  calls = 0;
+  override async consume(key: string, rule: RateLimitRule, cost = 1) {
+    this.calls++;
+    if (this.mode === 'reject') throw new Error('ECONNREFUSED');
+    if (this.mode === 'hang') return new Promise<never>(() => undefined);
+    return super.consume(key, rule, cost);
+  }
+}
+
+const rule = defineRule({ limit: 2, window: '1m' }, 'r');
+
+function make(failurePolicy: 'open' | 'closed' | 'memory' = 'memory') {
+  const clock = new ManualClock();
+  const primary = new FlakyStore({ clock: clock.now });
+  const fallback = new MemoryStore({ clock: clock.now });
+  const errors: string[] = [];
+  const store = new ResilientStore(primary, fallback, { timeoutMs: 20, failurePolicy, circuitBreaker: { failureThreshold: 2 }, onError: (e) => errors.push(e.message) });
+  return { primary, fallback, store, errors };
+}
+
+describe('ResilientStore', () => {
+  it('passes decisions through while the primary answers', async () => {
+    const { store } = make();
+    const decision = await store.consume('k', rule);
+    expect(decision).toMatchObject({ allowed: true, remaining: 1 });
+    expect(decision).not.toHaveProperty('degraded');
+  });
+
+  it('decides on the memory store when the primary fails, and says so', async () => {
+    const { store, primary, errors } = make('memory');
+    primary.mode = 'reject';
+    const decisions = [await store.consume('k', rule), await store.consume('k', rule), await store.consume('k', rule)];
+    expect(decisions.map((d) => [d.allowed, d.degraded])).toEqual([[true, 'memory'], [true, 'memory'], [false, 'memory']]);
+    expect(errors[0]).toBe('ECONNREFUSED');
+  });
+
+  it('admits without counting under the open policy', async () => {
+    const { store, primary } = make('open');
+    primary.mode = 'reject';
+    expect(await store.consume('k', rule)).toMatchObject({ allowed: true, degraded: 'open' });
+  });
+
+  it('refuses under the closed policy', async () => {
+    const { store, primary } = make('closed');
+    primary.mode = 'reject';
+    expect(await store.consume('k', rule)).toMatchObject({ allowed: false, degraded: 'closed', retryAfterMs: 1_000 });
+  });
+
+  it('gives up on a primary that does not answer within timeoutMs', async () => {
+    const { store, primary, errors } = make('open');
+    primary.mode = 'hang';
+    expect(await store.consume('k', rule)).toMatchObject({ allowed: true, degraded: 'open' });
+    expect(errors).toEqual(['The rate-limit store did not answer within 20 ms']);
+  });
+
+  it('stops calling the primary once the circuit is open', async () => {
+    const { store, primary } = make('memory');
+    primary.mode = 'reject';
+    for (let i = 0; i < 5; i++) await store.consume(`k${i}`, rule);
+    expect(primary.calls).toBe(2);
+    expect(store.breaker.state).toBe('open');
+  });
+
+  it('applies the strictest policy among the rules of one request', async () => {
+    const { store, primary } = make('open');
+    primary.mode = 'reject';
+    primary.consumeAll = () => Promise.reject(new Error('down'));
+    const login = defineRule({ limit: 5, window: '1m', failurePolicy: 'closed' }, 'login');
+    const result = await store.consumeAll([{ key: 'k', rule }, { key: 'k', rule: login }]);
+    expect(result.allowed).toBe(false);
+    expect(result.decisions.map((d) => d.degraded)).toEqual(['closed', 'closed']);
+  });
+
+  it('lets a bad cost through as the caller error it is', async () => {
+    const { store } = make('open');
+    await expect(store.consume('k', rule, 3)).rejects.toBeInstanceOf(RateLimitCostError);
+  });
+
+  it('resets what the memory store counted while the primary was away', async () => {
+    const { store, primary, fallback } = make('memory');
+    primary.mode = 'reject';
+    await store.consume('k', rule);
+    primary.mode = 'ok';
+    await store.reset('k', rule);
+    expect(await fallback.peek('k', rule)).toMatchObject({ remaining: 1 });
+  });
+});
