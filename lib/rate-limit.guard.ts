@@ -7,7 +7,7 @@ import { resolveRoutePolicies } from './decorators/route-policies.resolver.js';
 import type { SkipRateLimitMetadata } from './decorators/skip-rate-limit.decorator.js';
 import { clientIp, groupIp, type HttpRequestLike } from './http/client-ip.js';
 import { requestResponseOf, setHeaders, type RequestResponse } from './http/execution-context.adapter.js';
-import { rateLimitHeaders, retryAfterMs, type RuleOutcome } from './http/rate-limit.headers.js';
+import { mostRestrictive, rateLimitHeaders, retryAfterMs, type RuleOutcome } from './http/rate-limit.headers.js';
 import { resolveRequestKey, type KeyedRequest } from './http/request-key.resolver.js';
 import type { MultiDecision } from './interfaces/decision.interface.js';
 import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
@@ -100,7 +100,8 @@ export class RateLimitGuard implements CanActivate {
 
   /** Throws the refusal: a 429 `RateLimitExceededException`, or a `WsException` with the same body on WebSockets. */
   protected async throwRateLimitException(context: ExecutionContext, rejection: RateLimitRejection): Promise<never> {
-    const refused = rejection.outcomes.find((o) => !o.decision.allowed)!.decision;
+    // The rule the client waits longest for, as Retry-After and the legacy headers report it.
+    const refused = mostRestrictive(rejection.outcomes, false).decision;
     const message = typeof this.settings.errorMessage === 'function' ? this.settings.errorMessage(context, refused) : this.settings.errorMessage;
     const exception = new RateLimitExceededException(message, rejection.retryAfterMs, rejection.result.decisions);
     if (context.getType<string>() === 'ws') {

@@ -9,8 +9,8 @@ export interface RequestResponse {
 
 /**
  * HTTP: Express or Fastify objects. GraphQL: `req` / `res` (Apollo) or `reply` (Mercurius) of the GraphQL
- * context, the third resolver argument. WebSocket: a request-like object holding the client's address and
- * handshake headers (ws and socket.io clients). Anything else: no request.
+ * context, the third resolver argument; without `res`, Express's `req.res`. WebSocket: a request-like object
+ * holding the client's address and handshake headers (ws and socket.io clients). Anything else: no request.
  */
 export function requestResponseOf(context: ExecutionContext): RequestResponse {
   const type = context.getType<string>();
@@ -21,7 +21,9 @@ export function requestResponseOf(context: ExecutionContext): RequestResponse {
   if (type === 'graphql') {
     const gql = context.getArgByIndex<Record<string, any> | undefined>(2);
     const reply = gql?.reply;
-    return { request: gql?.req ?? gql?.request ?? reply?.request, response: gql?.res ?? reply };
+    const request = gql?.req ?? gql?.request ?? reply?.request;
+    // @nestjs/apollo's default context is `{ req }` alone; Express links its response from the request.
+    return { request, response: gql?.res ?? reply ?? request?.res };
   }
   if (type === 'ws') return { request: wsRequest(context.switchToWs().getClient()) };
   return {};
