@@ -1,0 +1,35 @@
+import type { Cluster, Redis } from 'ioredis';
+
+export interface RejectionAuditOptions {
+  /** Stream key. @default '<keyPrefix>:audit' */
+  streamKey?: string;
+  /** Entries kept, approximately (`XADD ... MAXLEN ~ n`): trimming whole nodes is what keeps XADD cheap. @default 10000 */
+  maxLen?: number;
+}
+
+/** One refusal as written to the audit stream. */
+export interface RejectionRecord {
+  rule: string;
+  key: string;
+  retryAfterMs: number;
+  degraded?: string;
+}
+
+/**
+ * An audit trail of refusals in a capped Redis Stream: who, by which rule, how long to wait; when is the entry
+ * ID, taken from Redis's clock alone. Written in the background: a failing write is reported, never waited for.
+ */
+export class RejectionAudit {
+  constructor(
+    private readonly client: Redis | Cluster,
+    private readonly streamKey: string,
+    private readonly maxLen: number,
+    private readonly onError: (error: Error) => void,
+  ) {}
+
+  record(entry: RejectionRecord): void {
+    const fields = ['rule', entry.rule, 'key', entry.key, 'retryAfterMs', String(entry.retryAfterMs)];
+    if (entry.degraded) fields.push('degraded', entry.degraded);
+    this.client.xadd(this.streamKey, 'MAXLEN', '~', String(this.maxLen), '*', ...fields).catch((error: Error) => this.onError(error));
+  }
+}
