@@ -16,8 +16,8 @@ export interface RouteMetadata {
 
 /**
  * The rules that apply to a route, in order: the module's default rule, then the class's, then the handler's;
- * a later rule replaces an earlier one of the same name. Skips remove rules, except that a class-level skip
- * does not remove what the handler itself declares.
+ * a later rule replaces an earlier one of the same name. Skips remove rules, except that a named skip (on the
+ * class or the handler) does not remove what the handler itself declares; only a handler-level skip-all does.
  */
 export function resolveRoutePolicies(policies: RateLimitPolicies, meta: RouteMetadata): RateLimitPolicy[] {
   if (meta.handlerSkip === true) return [];
@@ -31,7 +31,9 @@ export function resolveRoutePolicies(policies: RateLimitPolicies, meta: RouteMet
   for (const name of byName.keys()) {
     const classSkips = meta.classSkip === true || (meta.classSkip?.includes(name) ?? false);
     const handlerSkips = Array.isArray(meta.handlerSkip) && meta.handlerSkip.includes(name);
-    if (handlerSkips || (classSkips && !own.has(name))) byName.delete(name);
+    // A named skip drops inherited rules (module default, class rules), never a rule the handler declares itself:
+    // `@SkipRateLimit('default')` next to the handler's own unnamed (= 'default') rule keeps that rule.
+    if ((handlerSkips || classSkips) && !own.has(name)) byName.delete(name);
   }
   return [...byName.values()];
 }

@@ -8,6 +8,8 @@ export interface KeyedRequest {
   params?: Record<string, unknown>;
   query?: Record<string, unknown>;
   body?: unknown;
+  /** Fastify: the Node request, where Nest middleware (which gets the raw request) sets `user`. */
+  raw?: { user?: KeyedRequest['user'] };
 }
 
 /**
@@ -16,8 +18,10 @@ export interface KeyedRequest {
  */
 export function resolveRequestKey(spec: KeySpec, request: KeyedRequest, context: ExecutionContext): string | undefined | Promise<string | undefined> {
   switch (spec.kind) {
-    case 'user':
-      return usable(request.user?.id ?? request.user?.sub);
+    case 'user': {
+      const user = request.user ?? request.raw?.user;
+      return usable(user?.id ?? user?.sub);
+    }
     case 'header': {
       const value = request.headers?.[spec.path[0]];
       return usable(Array.isArray(value) ? value[0] : value);
