@@ -27,6 +27,7 @@ export interface RateLimitRejection {
 interface RouteCache {
   readonly version: number;
   readonly policies: readonly RateLimitPolicy[];
+  readonly route: string;
 }
 
 /**
@@ -93,9 +94,13 @@ export class RateLimitGuard implements CanActivate {
     return ip ? groupIp(ip, this.settings.ipv6Subnet) : 'unknown';
   }
 
-  /** The store key of a tracker under a rule: per route (`Controller.handler`) unless the rule is shared. */
+  /**
+   * The store key of a tracker under a rule: per route unless the rule is shared. The route is
+   * `Controller.handler`, behind the controller's path when it has one (`v2/users:UsersController.list`),
+   * so that two controllers of one class name in different modules keep apart.
+   */
   protected generateKey(context: ExecutionContext, tracker: string, policy: RateLimitPolicy): string {
-    return policy.shared ? tracker : `${context.getClass().name}.${context.getHandler().name}|${tracker}`;
+    return policy.shared ? tracker : `${this.route(context).route}|${tracker}`;
   }
 
   /** Throws the refusal: a 429 `RateLimitExceededException`, or a `WsException` with the same body on WebSockets. */
@@ -113,20 +118,35 @@ export class RateLimitGuard implements CanActivate {
   }
 
   private routePolicies(context: ExecutionContext): readonly RateLimitPolicy[] {
+    return this.route(context).policies;
+  }
+
+  private route(context: ExecutionContext): RouteCache {
     const handler = context.getHandler();
     const cls = context.getClass();
     let perClass = this.routes.get(handler);
     const cached = perClass?.get(cls);
-    if (cached && cached.version === this.policies.version) return cached.policies;
+    if (cached && cached.version === this.policies.version) return cached;
+    const name = `${cls.name}.${handler.name}`;
+    const path = controllerPath(this.reflector.get<string | string[] | undefined>(PATH_METADATA, cls));
     const policies = resolveRoutePolicies(this.policies, {
-      route: `${cls.name}.${handler.name}`,
+      route: name,
       classEntries: this.reflector.get<RateLimitEntry[] | undefined>(RATE_LIMIT_METADATA, cls),
       handlerEntries: this.reflector.get<RateLimitEntry[] | undefined>(RATE_LIMIT_METADATA, handler),
       classSkip: this.reflector.get<SkipRateLimitMetadata | undefined>(SKIP_RATE_LIMIT_METADATA, cls),
       handlerSkip: this.reflector.get<SkipRateLimitMetadata | undefined>(SKIP_RATE_LIMIT_METADATA, handler),
     });
     if (!perClass) this.routes.set(handler, (perClass = new Map()));
-    perClass.set(cls, { version: this.policies.version, policies });
-    return policies;
+    const entry: RouteCache = { version: this.policies.version, policies, route: path ? `${path}:${name}` : name };
+    perClass.set(cls, entry);
+    return entry;
   }
+}
+
+// Nest's own metadata key for a controller's path (`@Controller('users')`).
+const PATH_METADATA = 'path';
+
+function controllerPath(path: string | string[] | undefined): string {
+  const joined = (Array.isArray(path) ? path.join(',') : (path ?? '')).replace(/^\/+|\/+$/g, '');
+  return joined;
 }

@@ -26,7 +26,7 @@ describe.each(PLATFORMS)('IPv6 clients on %s', (platform) => {
     it('keys an IPv6 client by its /64 subnet', async () => {
       const app = await startTrusting();
       await from(app, '2001:db8::abcd').expect(200);
-      expect((await app.service.peek('IpController.limited|ip:2001:db8:0:0:0:0:0:0/64', ONE_PER_MINUTE)).allowed).toBe(false);
+      expect((await app.service.peek('ip:IpController.limited|ip:2001:db8:0:0:0:0:0:0/64', ONE_PER_MINUTE)).allowed).toBe(false);
     });
 
     it('groups by the prefix length the ipv6Subnet option gives', async () => {

@@ -20,7 +20,7 @@ describe.each(PLATFORMS)('rate-limit keys on %s', (platform) => {
       const keys = await startKeys();
       await keys.http().get('/keys/ip').expect(200);
       await keys.http().get('/keys/ip').expect(429);
-      expect((await keys.service.peek('KeysController.byIp|ip:127.0.0.1', { limit: 1, window: '1m' })).allowed).toBe(false);
+      expect((await keys.service.peek('keys:KeysController.byIp|ip:127.0.0.1', { limit: 1, window: '1m' })).allowed).toBe(false);
     });
 
     it('counts a header key per header value, whatever the case of the header name', async () => {
@@ -73,7 +73,7 @@ describe.each(PLATFORMS)('rate-limit keys on %s', (platform) => {
       it('counts them under a namespace of their own', async () => {
         const keys = await startKeys();
         await withoutKey(keys).expect(200);
-        const fallback = await keys.service.peek('KeysController.byHeader|no-header:x-api-key:ip:127.0.0.1', { limit: 1, window: '1m' });
+        const fallback = await keys.service.peek('keys:KeysController.byHeader|no-header:x-api-key:ip:127.0.0.1', { limit: 1, window: '1m' });
         expect(fallback.allowed).toBe(false);
       });
 

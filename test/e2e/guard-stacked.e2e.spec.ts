@@ -4,8 +4,8 @@ import { REQUESTS, SMS_HOUR, SMS_MINUTE, SmsController } from './fixtures/stacke
 
 const redis = useRedisServer();
 const PHONE = '+15550001';
-const sendKey = (phone: string) => `SmsController.send|body:phone:${phone}`;
-const bulkKey = (phone: string) => `SmsController.bulk|body:phone:${phone}`;
+const sendKey = (phone: string) => `sms:SmsController.send|body:phone:${phone}`;
+const bulkKey = (phone: string) => `sms:SmsController.bulk|body:phone:${phone}`;
 
 describe.each(PLATFORMS)('stacked rules on %s', (platform) => {
   describe.each(STORES)('with the %s store', (store) => {
