@@ -19,7 +19,8 @@ const seconds = (ms: number) => Math.ceil(Math.max(0, ms) / 1000);
 export function rateLimitHeaders(mode: RateLimitHeadersMode, outcomes: readonly RuleOutcome[], allowed: boolean): [string, string][] {
   const headers: [string, string][] = [];
   if (mode === 'draft' || mode === 'both') {
-    headers.push(['RateLimit-Policy', outcomes.map(({ rule, decision }) => `"${rule.name}";q=${decision.limit};w=${seconds(rule.windowMs)}`).join(', ')]);
+    // q per w is the rule's quota per window: for GCRA its limit, not the burst `decision.limit` reports.
+    headers.push(['RateLimit-Policy', outcomes.map(({ rule }) => `"${rule.name}";q=${rule.limit};w=${seconds(rule.windowMs)}`).join(', ')]);
     headers.push(['RateLimit', outcomes.map(({ rule, decision }) => `"${rule.name}";r=${decision.remaining};t=${seconds(decision.resetAfterMs)}`).join(', ')]);
   }
   if (mode === 'legacy' || mode === 'both') {

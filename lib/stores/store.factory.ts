@@ -20,7 +20,7 @@ const CLIENT_DEFAULTS: RedisOptions = { enableAutoPipelining: false };
 export function createStore(option: RateLimitModuleOptions['store'], keyPrefix: string, clock?: Clock): StoreHandle {
   if (option === undefined || option === 'memory') return { store: new MemoryStore({ keyPrefix, clock }) };
   if (typeof option === 'string') {
-    if (!/^rediss?:\/\//.test(option)) throw new RateLimitConfigError('store', redact(option), '"memory", a redis:// or rediss:// URL, a client or client options');
+    if (!/^rediss?:\/\//i.test(option)) throw new RateLimitConfigError('store', redact(option), '"memory", a redis:// or rediss:// URL, a client or client options');
     return owned(new Redis(option, CLIENT_DEFAULTS), keyPrefix, clock);
   }
   if (option === null || typeof option !== 'object') {
@@ -51,7 +51,10 @@ function isClient(value: object): value is Redis | Cluster {
   return typeof v.defineCommand === 'function' && typeof v.evalsha === 'function';
 }
 
-/** URLs can carry a password; the error message must not. */
+/**
+ * URLs can carry a password; the error message must not. Everything before the last "@" is hidden (whatever
+ * the scheme, or a mistyped one, and even a password with "/" in it), and so is a `password=` parameter.
+ */
 function redact(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/*)?.*@/i, '$1***@').replace(/([?&]password=)[^&]*/gi, '$1***');
 }
