@@ -6,7 +6,8 @@
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  // The sample app imports the package by name, as users do; under jest that is the sources.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^nestjs-redis-rate-limit$': '<rootDir>/lib/index.ts' },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },

@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { AdminController } from './admin.controller.js';
+import { AdminTokenGuard } from './admin-token.guard.js';
+import { RuleUpdatesService } from './rule-updates.service.js';
+
+@Module({
+  controllers: [AdminController],
+  providers: [AdminTokenGuard, RuleUpdatesService],
+})
+export class AdminModule {}

@@ -1,0 +1,44 @@
+import { registerAs } from '@nestjs/config';
+import type { RateLimitAlgorithm, RateLimitRulesConfig } from 'nestjs-redis-rate-limit';
+import { env, optionalEnv, type EnvSource } from './env.js';
+import { API_KEY_RULE, LOGIN_IP_RULE, LOGIN_USER_RULE, SMS_DAY_RULE, SMS_HOUR_RULE, SMS_MINUTE_RULE } from './rule-names.js';
+
+/**
+ * The path the library reads its rules from (`configPath`, whose default is this), and the admin API changes
+ * with `ConfigService.set('rateLimit.rules.<name>', ...)`. It may hold only `defaultRule` and `rules`.
+ */
+export const RATE_LIMIT_CONFIG = 'rateLimit';
+
+/**
+ * The rules, from env vars with defaults. Values stay strings ("5", "1m"): the library parses them and, when one
+ * is invalid, stops the app at start-up naming the field (e.g. `rateLimit.rules.login-ip.limit`).
+ */
+export const rateLimitConfig = (source: () => EnvSource) =>
+  registerAs(RATE_LIMIT_CONFIG, (): RateLimitRulesConfig => {
+    const vars = source();
+    const refill = optionalEnv(vars, 'RATE_LIMIT_API_KEY_REFILL');
+    return {
+      // Every guarded route, per client IP and per route (the global guard applies it).
+      defaultRule: {
+        limit: env(vars, 'RATE_LIMIT_DEFAULT_LIMIT', '60'),
+        window: env(vars, 'RATE_LIMIT_DEFAULT_WINDOW', '1m'),
+        // Checked by the library, which names the allowed values when this one is not among them.
+        algorithm: env(vars, 'RATE_LIMIT_DEFAULT_ALGORITHM', 'sliding-window') as RateLimitAlgorithm,
+      },
+      rules: {
+        // Failed logins: an exact log, since the limits are small and every attempt matters.
+        [LOGIN_IP_RULE]: { limit: env(vars, 'RATE_LIMIT_LOGIN_IP_LIMIT', '5'), window: env(vars, 'RATE_LIMIT_LOGIN_IP_WINDOW', '1m'), algorithm: 'sliding-log' },
+        [LOGIN_USER_RULE]: { limit: env(vars, 'RATE_LIMIT_LOGIN_USER_LIMIT', '3'), window: env(vars, 'RATE_LIMIT_LOGIN_USER_WINDOW', '1m'), algorithm: 'sliding-log' },
+        [SMS_MINUTE_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_MINUTE_LIMIT', '1'), window: '1m', algorithm: 'sliding-log' },
+        [SMS_HOUR_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_HOUR_LIMIT', '5'), window: '1h', algorithm: 'sliding-log' },
+        [SMS_DAY_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_DAY_LIMIT', '10'), window: '1d', algorithm: 'sliding-log' },
+        // Per API key: bursts up to the bucket's size, then `refill` tokens per window.
+        [API_KEY_RULE]: {
+          limit: env(vars, 'RATE_LIMIT_API_KEY_LIMIT', '10'),
+          window: env(vars, 'RATE_LIMIT_API_KEY_WINDOW', '1m'),
+          algorithm: 'token-bucket',
+          ...(refill === undefined ? {} : { refill }),
+        },
+      },
+    };
+  });

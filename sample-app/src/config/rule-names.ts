@@ -1,0 +1,10 @@
+/** The named rules of the `rateLimit` namespace; code refers to them by these names, config sets their values. */
+export const LOGIN_IP_RULE = 'login-ip';
+export const LOGIN_USER_RULE = 'login-user';
+export const SMS_MINUTE_RULE = 'sms-minute';
+export const SMS_HOUR_RULE = 'sms-hour';
+export const SMS_DAY_RULE = 'sms-day';
+export const API_KEY_RULE = 'api-key';
+
+/** All three must admit a code, and a refused request is charged to none of them. */
+export const SMS_RULES = [SMS_MINUTE_RULE, SMS_HOUR_RULE, SMS_DAY_RULE] as const;
