@@ -104,7 +104,12 @@ export class MemoryStore implements RateLimitStore {
     } else if (op === 'consume' && !all) {
       rules.forEach((r, i) => {
         const d = results[i];
-        if (d[0] || r.blockUs === 0 || blocked[i]) return;
+        if (d[0]) {
+          // Nothing was charged: report this rule's state as it is, not as it would have been after the charge.
+          if (!writeNow) results[i] = this.check({ ...r, cost: 0 }, now, false);
+          return;
+        }
+        if (r.blockUs === 0 || blocked[i]) return;
         this.write(r.keys.block, { value: now + r.blockUs, expiresAt: expiryAfter(now, r.blockUs) }, now);
         d[2] = Math.max(d[2], r.blockUs);
         d[3] = r.blockUs;

@@ -64,7 +64,11 @@ if op == 'consume' then
   elseif not all then
     for i, r in ipairs(rules) do
       local d = decisions[i]
-      if not d[1] and r.block > 0 and not d.blocked then
+      if d[1] and not write_now then
+        -- Nothing was charged: report this rule's state as it is, not as it would have been after the charge.
+        d = { r.algorithm.check(r, now, 0, false) }
+        decisions[i] = d
+      elseif not d[1] and r.block > 0 and not d.blocked then
         redis.call('SET', r.block_key, int(now + r.block), 'PX', r.block / 1000)
         d[3] = math.max(d[3], r.block)
         d[4] = r.block

@@ -29,6 +29,18 @@ describe.each(STORE_KINDS)('consumeAll on the %s store', (kind) => {
     expect(await store.peek('+15550002', day, 0)).toMatchObject({ remaining: 5 });
   });
 
+  it('reports, for a refusal, the state of the rules that would have admitted as it is, uncharged', async () => {
+    const { store, clock } = get();
+    for (let i = 0; i < 5; i++) {
+      await store.consumeAll(sms('+15550004'));
+      clock.advance(61_000);
+    }
+    const refused = await store.consumeAll(sms('+15550004'));
+    expect(refused.decisions[0]).toEqual(await store.peek('+15550004', minute, 0));
+    expect(refused.decisions[2]).toEqual(await store.peek('+15550004', day, 0));
+    expect(refused.decisions[2]).toMatchObject({ allowed: true, remaining: 5 });
+  });
+
   it('reports, for a refusal, the wait of the rule that refused', async () => {
     const { store, clock } = get();
     await store.consumeAll(sms('+15550003'));
