@@ -57,6 +57,10 @@ function toEntry(first: unknown, limit: unknown, algorithm: RateLimitAlgorithm |
   }
   // Validated now, so that a bad rule stops the app at start-up, naming the handler.
   compilePolicy(options as RateLimitPolicyOptions, name ?? 'default', where);
+  if (options.shared && name === undefined) {
+    // Shared state is found by rule name alone: two unnamed shared rules would count into one another.
+    throw new TypeError(`${where}: a shared rule needs a "name", the one its routes share`);
+  }
   return { kind: 'inline', name, options: options as RateLimitPolicyOptions };
 }
 

@@ -50,4 +50,32 @@ describe('start-up checks of decorated routes', () => {
       await app.close();
     }
   });
+
+  it('refuses a shared rule without a name where it is written', () => {
+    expect(() => {
+      class Anonymous {
+        @RateLimit({ limit: 1, window: '1m', shared: true })
+        handler() {}
+      }
+      return Anonymous;
+    }).toThrow(/Anonymous\.handler: a shared rule needs a "name"/);
+  });
+
+  it('stops the app when two routes define one shared rule differently', async () => {
+    @Controller('a')
+    class AController {
+      @Get()
+      @RateLimit({ name: 'search', limit: 100, window: '1m', shared: true })
+      a() {}
+    }
+    @Controller('b')
+    class BController {
+      @Get()
+      @RateLimit({ name: 'search', limit: 1, window: '1h', shared: true })
+      b() {}
+    }
+    const moduleRef = await Test.createTestingModule({ imports: [RateLimitModule.forRoot({})], controllers: [AController, BController] }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await expect(app.init()).rejects.toThrow(/"search".*defines "search" differently/);
+  });
 });
