@@ -52,6 +52,7 @@ describe(`${PROCESSES} processes x ${CALLS} concurrent calls on one key, limit $
     for (const child of children) child.stdin!.write('go\n');
     const admitted = await Promise.all(outputs.map(async (out) => JSON.parse((await out.next()).value).admitted as number));
     expect(admitted.reduce((a, b) => a + b, 0)).toBe(LIMIT);
-    expect(admitted.every((n) => n > 0)).toBe(true);
+    // The processes really overlapped: more than one got a share (on a loaded machine one may start last and get none).
+    expect(admitted.filter((n) => n > 0).length).toBeGreaterThan(1);
   });
 });
