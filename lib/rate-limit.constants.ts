@@ -6,3 +6,7 @@ export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
 export const RATE_LIMIT_METADATA = 'nestjs-redis-rate-limit:rules';
 /** Metadata key of `@SkipRateLimit`. */
 export const SKIP_RATE_LIMIT_METADATA = 'nestjs-redis-rate-limit:skip';
+/** Injection token of the module's `RateLimitMetrics` (a no-op without prom-client). */
+export const RATE_LIMIT_METRICS = Symbol('RATE_LIMIT_METRICS');
+/** Injection token of the `RejectionAudit`, or null when the audit is off. */
+export const RATE_LIMIT_AUDIT = Symbol('RATE_LIMIT_AUDIT');

@@ -1,21 +1,32 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { compilePolicy } from './config/policy.compiler.js';
 import { RateLimitConfigError } from './config/rate-limit-config.error.js';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import type { RateLimitSettings } from './config/module-options.validator.js';
 import { retryAfterMs } from './http/rate-limit.headers.js';
 import type { Decision, MultiDecision } from './interfaces/decision.interface.js';
-import type { RateLimitDecoratorOptions, RateLimitPolicyOptions } from './interfaces/rate-limit-options.interface.js';
+import type { RateLimitDecisionEvent, RateLimitDecoratorOptions, RateLimitPolicyOptions } from './interfaces/rate-limit-options.interface.js';
 import type { RateLimitRule } from './interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from './interfaces/store.interface.js';
-import { RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
+import type { RateLimitMetrics } from './observability/rate-limit.metrics.js';
+import type { RejectionAudit } from './observability/rejection.audit.js';
+import { RATE_LIMIT_AUDIT, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
 import { RateLimitExceededException } from './rate-limit.exception.js';
+import { LocalBlockCache } from './resilience/local-block.cache.js';
 
 /**
  * A rule: the name of a configured one (looked up on every call, so config changes apply), a rule from
  * `defineRule`, or rule options (compiled once per object; `name` defaults to `'default'`).
  */
 export type RuleRef = string | RateLimitRule | RateLimitDecoratorOptions;
+
+/** One rule for one key, as `consumeAll` and `enforce` take them. */
+export interface RuleRefEntry {
+  key: string;
+  rule: RuleRef;
+  /** Units this rule charges, when it differs from the call's cost. */
+  cost?: number;
+}
 
 /**
  * Rate limiting for business code: the key is whatever you count per (a username, a phone number, an API
@@ -24,31 +35,42 @@ export type RuleRef = string | RateLimitRule | RateLimitDecoratorOptions;
 @Injectable()
 export class RateLimitService {
   private readonly compiled = new WeakMap<object, RateLimitRule>();
+  /** Refusals remembered in-process (guard path); undefined when `blockCache` is off. */
+  readonly blockCache?: LocalBlockCache;
+  private blockCacheVersion: number;
 
   constructor(
     @Inject(RATE_LIMIT_STORE) readonly store: RateLimitStore,
     private readonly policies: RateLimitPolicies,
     @Inject(RATE_LIMIT_SETTINGS) private readonly settings: RateLimitSettings,
-  ) {}
+    @Optional() @Inject(RATE_LIMIT_METRICS) private readonly metrics?: RateLimitMetrics,
+    @Optional() @Inject(RATE_LIMIT_AUDIT) private readonly audit?: RejectionAudit | null,
+  ) {
+    if (settings.blockCacheKeys > 0) this.blockCache = new LocalBlockCache(settings.blockCacheKeys, settings.clock);
+    this.blockCacheVersion = policies.version;
+  }
 
   /** Takes `cost` units for `key` if the rule admits them. */
-  consume(key: string, rule: RuleRef, cost = 1): Promise<Decision> {
-    return this.store.consume(key, this.rule(rule), cost);
+  async consume(key: string, rule: RuleRef, cost = 1): Promise<Decision> {
+    const entries = [{ key, rule: this.rule(rule), cost }];
+    const started = performance.now();
+    const decision = await this.store.consume(key, entries[0].rule, cost);
+    this.observe(entries, { allowed: decision.allowed, decisions: [decision] }, started, false);
+    return decision;
   }
 
   /**
    * All-or-nothing over several rules, in one round trip: either every rule admits and all are charged, or
-   * none is. Either one key for all rules, or `{ key, rule }` entries.
+   * none is. Either one key for all rules, or `{ key, rule, cost? }` entries.
    */
   consumeAll(key: string, rules: readonly RuleRef[], cost?: number): Promise<MultiDecision>;
-  consumeAll(entries: readonly { key: string; rule: RuleRef; cost?: number }[], cost?: number): Promise<MultiDecision>;
-  consumeAll(keyOrEntries: string | readonly { key: string; rule: RuleRef; cost?: number }[], rulesOrCost?: readonly RuleRef[] | number, cost = 1): Promise<MultiDecision> {
-    if (typeof keyOrEntries === 'string') {
-      const rules = (rulesOrCost as readonly RuleRef[]).map((rule) => ({ key: keyOrEntries, rule: this.rule(rule) }));
-      return this.store.consumeAll(rules, cost);
-    }
-    const entries: RuleKey[] = keyOrEntries.map((e) => ({ key: e.key, rule: this.rule(e.rule), cost: e.cost }));
-    return this.store.consumeAll(entries, typeof rulesOrCost === 'number' ? rulesOrCost : 1);
+  consumeAll(entries: readonly RuleRefEntry[], cost?: number): Promise<MultiDecision>;
+  async consumeAll(keyOrEntries: string | readonly RuleRefEntry[], rulesOrCost?: readonly RuleRef[] | number, cost?: number): Promise<MultiDecision> {
+    const { entries, defaultCost } = this.entries(keyOrEntries, rulesOrCost, cost);
+    const started = performance.now();
+    const result = await this.store.consumeAll(entries, defaultCost);
+    this.observe(entries, result, started, false);
+    return result;
   }
 
   /** What `consume` would decide now, recording nothing. */
@@ -57,37 +79,73 @@ export class RateLimitService {
   }
 
   /** Gives back units a `consume` took (e.g. when the SMS provider failed). */
-  refund(key: string, rule: RuleRef, cost = 1): Promise<void> {
-    return this.store.refund(key, this.rule(rule), cost);
+  async refund(key: string, rule: RuleRef, cost = 1): Promise<void> {
+    const resolved = this.rule(rule);
+    this.blockCache?.forget(resolved.name, key);
+    await this.store.refund(key, resolved, cost);
   }
 
   /** Forgets the key's state under the rule, lockout included (e.g. after a successful login). */
-  reset(key: string, rule: RuleRef): Promise<void> {
-    return this.store.reset(key, this.rule(rule));
+  async reset(key: string, rule: RuleRef): Promise<void> {
+    const resolved = this.rule(rule);
+    this.blockCache?.forget(resolved.name, key);
+    await this.store.reset(key, resolved);
   }
 
-  /** Consumes and throws `RateLimitExceededException` (429) when refused; one rule or several, all-or-nothing. */
-  async enforce(key: string, rules: RuleRef | readonly RuleRef[], cost = 1): Promise<MultiDecision> {
-    const list = Array.isArray(rules) ? (rules as readonly RuleRef[]) : [rules as RuleRef];
-    const result = list.length === 1
-      ? { decisions: [await this.consume(key, list[0], cost)] }
-      : await this.consumeAll(key, list, cost);
-    const multi: MultiDecision = { allowed: result.decisions.every((d) => d.allowed), decisions: result.decisions };
-    if (!multi.allowed) {
+  /**
+   * Consumes and throws `RateLimitExceededException` (429) when refused: one rule or several for one key, or
+   * `{ key, rule, cost? }` entries, all-or-nothing.
+   */
+  enforce(key: string, rules: RuleRef | readonly RuleRef[], cost?: number): Promise<MultiDecision>;
+  enforce(entries: readonly RuleRefEntry[], cost?: number): Promise<MultiDecision>;
+  async enforce(keyOrEntries: string | readonly RuleRefEntry[], rulesOrCost?: RuleRef | readonly RuleRef[] | number, cost?: number): Promise<MultiDecision> {
+    const rules = typeof keyOrEntries === 'string' ? (Array.isArray(rulesOrCost) ? rulesOrCost : [rulesOrCost as RuleRef]) : rulesOrCost;
+    const { entries, defaultCost } = this.entries(keyOrEntries, rules as readonly RuleRef[] | number | undefined, cost);
+    const started = performance.now();
+    const result = entries.length === 1
+      ? await this.store.consume(entries[0].key, entries[0].rule, entries[0].cost ?? defaultCost).then((d) => ({ allowed: d.allowed, decisions: [d] }))
+      : await this.store.consumeAll(entries, defaultCost);
+    this.observe(entries, result, started, false);
+    if (!result.allowed) {
       const message = typeof this.settings.errorMessage === 'string' ? this.settings.errorMessage : 'Too Many Requests';
-      const rulesOf = list.map((r) => this.rule(r));
-      throw new RateLimitExceededException(message, retryAfterMs(multi.decisions.map((decision, i) => ({ rule: rulesOf[i], decision }))), multi.decisions);
+      throw new RateLimitExceededException(message, retryAfterMs(result.decisions.map((decision, i) => ({ rule: entries[i].rule, decision }))), result.decisions);
     }
-    return multi;
+    return result;
   }
 
-  /** Decides resolved entries (what the guard uses): one rule alone, several all-or-nothing. */
+  /**
+   * Decides resolved entries, as the guard does: one rule alone, several all-or-nothing. A request refused
+   * before is refused again from the local block cache until its wait has passed, without a store call.
+   */
   async decide(entries: readonly RuleKey[]): Promise<MultiDecision> {
+    const started = performance.now();
+    const cache = this.blockCache;
+    let signature = '';
+    if (cache) {
+      if (this.blockCacheVersion !== this.policies.version) {
+        // Rules changed (config reload): a refusal under the old limits proves nothing under the new ones.
+        cache.clear();
+        this.blockCacheVersion = this.policies.version;
+      }
+      signature = LocalBlockCache.signature(entries);
+      const cached = cache.get(signature);
+      if (cached) {
+        this.metrics?.blockCacheHit();
+        this.observe(entries, cached, started, true);
+        return cached;
+      }
+    }
+    let result: MultiDecision;
     if (entries.length === 1) {
       const decision = await this.store.consume(entries[0].key, entries[0].rule, entries[0].cost);
-      return { allowed: decision.allowed, decisions: [decision] };
+      result = { allowed: decision.allowed, decisions: [decision] };
+    } else {
+      result = await this.store.consumeAll(entries);
     }
-    return this.store.consumeAll(entries);
+    // A degraded refusal says nothing about the key: it must not outlive the outage.
+    if (cache && !result.allowed && !result.decisions.some((d) => d.degraded)) cache.set(signature, result, retryAfterMs(result.decisions.map((decision, i) => ({ rule: entries[i].rule, decision }))));
+    this.observe(entries, result, started, false);
+    return result;
   }
 
   /** Resolves a rule reference; unknown names throw a `RateLimitConfigError` listing the configured ones. */
@@ -105,6 +163,38 @@ export class RateLimitService {
       this.compiled.set(ref, rule);
     }
     return rule;
+  }
+
+  private entries(keyOrEntries: string | readonly RuleRefEntry[], rulesOrCost: readonly RuleRef[] | number | undefined, cost: number | undefined): { entries: RuleKey[]; defaultCost: number } {
+    if (typeof keyOrEntries === 'string') {
+      return { entries: (rulesOrCost as readonly RuleRef[]).map((rule) => ({ key: keyOrEntries, rule: this.rule(rule) })), defaultCost: cost ?? 1 };
+    }
+    return {
+      entries: keyOrEntries.map((e) => ({ key: e.key, rule: this.rule(e.rule), cost: e.cost })),
+      defaultCost: typeof rulesOrCost === 'number' ? rulesOrCost : 1,
+    };
+  }
+
+  /** Metrics, hooks and the audit trail, for every decision the module makes. */
+  private observe(entries: readonly RuleKey[], result: MultiDecision, started: number, fromBlockCache: boolean): void {
+    const { onDecision, onRejected } = this.settings;
+    const durationMs = performance.now() - started;
+    if (this.metrics) {
+      for (let i = 0; i < entries.length; i++) {
+        const d = result.decisions[i];
+        this.metrics.decision(entries[i].rule.name, d.degraded ? 'degraded' : d.allowed ? 'allowed' : 'rejected', durationMs / 1000);
+      }
+    }
+    if (!result.allowed && this.audit) {
+      result.decisions.forEach((d, i) => {
+        if (!d.allowed) this.audit!.record({ rule: entries[i].rule.name, key: entries[i].key, retryAfterMs: d.retryAfterMs, degraded: d.degraded });
+      });
+    }
+    if (onDecision || (onRejected && !result.allowed)) {
+      const event: RateLimitDecisionEvent = { entries: entries.map((e) => ({ key: e.key, rule: e.rule.name })), result, durationMs, fromBlockCache };
+      onDecision?.(event);
+      if (!result.allowed) onRejected?.(event);
+    }
   }
 }
 

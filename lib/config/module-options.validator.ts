@@ -3,7 +3,11 @@ import { RateLimitConfigError } from './rate-limit-config.error.js';
 import type { ExecutionContext } from '@nestjs/common';
 import type { Clock } from '../interfaces/clock.interface.js';
 import type { Decision } from '../interfaces/decision.interface.js';
-import type { RateLimitConfigReader, RateLimitHeadersMode, RateLimitModuleOptions } from '../interfaces/rate-limit-options.interface.js';
+import type { RateLimitConfigReader, RateLimitDecisionEvent, RateLimitHeadersMode, RateLimitModuleOptions } from '../interfaces/rate-limit-options.interface.js';
+import type { FailurePolicy } from '../interfaces/rule.interface.js';
+import type { RejectionAuditOptions } from '../observability/rejection.audit.js';
+import type { CircuitBreakerOptions } from '../resilience/circuit-breaker.js';
+import { FAILURE_POLICIES } from './define-rule.js';
 
 /** The module options after validation, as the guard and the service read them. */
 export interface RateLimitSettings {
@@ -18,12 +22,21 @@ export interface RateLimitSettings {
   readonly config?: RateLimitConfigReader;
   readonly configPath: string;
   readonly refreshIntervalMs: number;
+  readonly failurePolicy: FailurePolicy;
+  readonly timeoutMs: number;
+  readonly circuitBreaker: Required<CircuitBreakerOptions>;
+  /** 0 = no block cache. */
+  readonly blockCacheKeys: number;
+  readonly onDecision?: (event: RateLimitDecisionEvent) => void;
+  readonly onRejected?: (event: RateLimitDecisionEvent) => void;
+  readonly audit?: Required<RejectionAuditOptions>;
 }
 
 const HEADER_MODES: readonly RateLimitHeadersMode[] = ['draft', 'legacy', 'both', false];
 const KNOWN_OPTIONS = new Set([
   'store', 'keyPrefix', 'defaultRule', 'rules', 'headers', 'trustProxy', 'ipv6Subnet', 'skip', 'errorMessage',
-  'clock', 'config', 'configPath', 'refreshIntervalMs',
+  'clock', 'config', 'configPath', 'refreshIntervalMs', 'failurePolicy', 'timeoutMs', 'circuitBreaker',
+  'blockCache', 'metrics', 'onDecision', 'onRejected', 'audit',
 ]);
 
 /** Validates everything but the rules and the store (compiled and created elsewhere); errors name the option. */
@@ -46,7 +59,7 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   if (typeof errorMessage !== 'string' && typeof errorMessage !== 'function') {
     throw new RateLimitConfigError('errorMessage', errorMessage, 'a string or a function (context, decision) => string');
   }
-  for (const field of ['skip', 'clock'] as const) {
+  for (const field of ['skip', 'clock', 'onDecision', 'onRejected'] as const) {
     if (options[field] !== undefined && typeof options[field] !== 'function') throw new RateLimitConfigError(field, options[field], 'a function');
   }
   if (options.config !== undefined && typeof options.config?.get !== 'function') {
@@ -59,7 +72,37 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
     throw new RateLimitConfigError('refreshIntervalMs', refreshIntervalMs, 'an integer number of milliseconds, 0 or more');
   }
   if (refreshIntervalMs > 0 && !options.config) throw new RateLimitConfigError('refreshIntervalMs', refreshIntervalMs, '0 unless "config" is set');
+  const failurePolicy = options.failurePolicy ?? 'memory';
+  if (!FAILURE_POLICIES.includes(failurePolicy)) throw new RateLimitConfigError('failurePolicy', failurePolicy, `one of ${FAILURE_POLICIES.join(', ')}`);
+  const timeoutMs = positiveInteger(options.timeoutMs ?? 50, 'timeoutMs');
+  const breaker = options.circuitBreaker ?? {};
+  if (breaker === null || typeof breaker !== 'object') throw new RateLimitConfigError('circuitBreaker', breaker, 'an object { failureThreshold?, minOpenMs?, maxOpenMs? }');
+  const circuitBreaker = {
+    failureThreshold: positiveInteger(breaker.failureThreshold ?? 3, 'circuitBreaker.failureThreshold'),
+    minOpenMs: positiveInteger(breaker.minOpenMs ?? 500, 'circuitBreaker.minOpenMs'),
+    maxOpenMs: positiveInteger(breaker.maxOpenMs ?? 30_000, 'circuitBreaker.maxOpenMs'),
+  };
+  if (circuitBreaker.maxOpenMs < circuitBreaker.minOpenMs) throw new RateLimitConfigError('circuitBreaker.maxOpenMs', breaker.maxOpenMs, `at least minOpenMs (${circuitBreaker.minOpenMs})`);
+  const blockCache = options.blockCache ?? true;
+  if (typeof blockCache !== 'boolean' && (blockCache === null || typeof blockCache !== 'object')) throw new RateLimitConfigError('blockCache', blockCache, 'true, false or { maxKeys }');
+  const blockCacheKeys = blockCache === false ? 0 : positiveInteger((blockCache === true ? undefined : blockCache.maxKeys) ?? 10_000, 'blockCache.maxKeys');
+  if (options.metrics !== undefined && options.metrics !== false && (options.metrics === null || typeof options.metrics !== 'object')) {
+    throw new RateLimitConfigError('metrics', options.metrics, 'false or { registry?, prefix? }');
+  }
+  const auditOption = options.audit ?? false;
+  if (typeof auditOption !== 'boolean' && (auditOption === null || typeof auditOption !== 'object')) throw new RateLimitConfigError('audit', auditOption, 'true, false or { streamKey?, maxLen? }');
+  const audit = auditOption === false ? undefined : {
+    streamKey: (auditOption === true ? undefined : auditOption.streamKey) ?? `${keyPrefix}:audit`,
+    maxLen: positiveInteger((auditOption === true ? undefined : auditOption.maxLen) ?? 10_000, 'audit.maxLen'),
+  };
   return {
+    failurePolicy,
+    timeoutMs,
+    circuitBreaker,
+    blockCacheKeys,
+    onDecision: options.onDecision,
+    onRejected: options.onRejected,
+    audit,
     keyPrefix,
     headers,
     trustProxy: compileTrust(options.trustProxy),
@@ -71,6 +114,11 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
     configPath,
     refreshIntervalMs,
   };
+}
+
+function positiveInteger(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new RateLimitConfigError(field, value, 'a positive integer');
+  return value;
 }
 
 function compileTrust(value: RateLimitModuleOptions['trustProxy']): RateLimitSettings['trustProxy'] {

@@ -1,4 +1,4 @@
-import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
 import { RateLimitPolicies } from '../config/rate-limit.policies.js';
@@ -13,7 +13,7 @@ import { resolveRoutePolicies } from './route-policies.resolver.js';
  * its first request. The names found are then required of every config reload.
  */
 @Injectable()
-export class RateLimitRoutesChecker implements OnApplicationBootstrap {
+export class RateLimitRoutesChecker implements OnModuleInit {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
@@ -21,7 +21,7 @@ export class RateLimitRoutesChecker implements OnApplicationBootstrap {
     private readonly policies: RateLimitPolicies,
   ) {}
 
-  onApplicationBootstrap(): void {
+  onModuleInit(): void {
     const referenced = new Set<string>();
     const shared = new Map<string, { route: string; rule: string }>();
     for (const wrapper of [...this.discovery.getControllers(), ...this.discovery.getProviders()]) {

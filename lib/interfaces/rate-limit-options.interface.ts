@@ -1,8 +1,11 @@
 import type { ExecutionContext } from '@nestjs/common';
-import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import type { CircuitBreakerOptions } from '../resilience/circuit-breaker.js';
+import type { RateLimitMetricsOptions } from '../observability/rate-limit.metrics.js';
+import type { RejectionAuditOptions } from '../observability/rejection.audit.js';
 import type { Clock } from './clock.interface.js';
-import type { Decision } from './decision.interface.js';
-import type { RateLimitRuleOptions } from './rule.interface.js';
+import type { Decision, MultiDecision } from './decision.interface.js';
+import type { FailurePolicy, RateLimitRuleOptions } from './rule.interface.js';
 import type { RateLimitStore } from './store.interface.js';
 
 /** Computes a tracker from the request; `undefined`, `null` or `''` means "cannot tell" (see `keyRequired`). */
@@ -58,7 +61,7 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
    * `redis://` URL (a client the module creates and closes), `'memory'`, or any `RateLimitStore`.
    * @default 'memory'
    */
-  store?: 'memory' | string | Redis | Cluster | RedisOptions | RateLimitStore;
+  store?: 'memory' | string | Redis | Cluster | RedisOptions | RateLimitClusterOptions | RateLimitStore;
   /** Prefix of every key the store writes: `<prefix>:<rule>:<algorithm>:{<tracker>}`. @default 'rl' */
   keyPrefix?: string;
   /** Rate-limit headers on every guarded HTTP response. @default 'draft' */
@@ -79,6 +82,29 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   /** Time source in ms since the epoch, for tests. @default the store's (Redis `TIME`; a monotonic clock in memory) */
   clock?: Clock;
   /**
+   * What decides while Redis is down, slow or behind an open circuit: `'open'` admits (uncounted), `'closed'`
+   * refuses, `'memory'` decides on the embedded memory store (per process). Rules may override it.
+   * @default 'memory'
+   */
+  failurePolicy?: FailurePolicy;
+  /** Longest wait for Redis on one decision, in ms; then the failure policy decides. @default 50 */
+  timeoutMs?: number;
+  /** When to stop calling a failing Redis. @default { failureThreshold: 3, minOpenMs: 500, maxOpenMs: 30000 } */
+  circuitBreaker?: CircuitBreakerOptions;
+  /**
+   * Refuse a request the store refused before, in-process, until its `retryAfterMs` has passed, without a
+   * store call (guard only). `maxKeys` bounds it. @default { maxKeys: 10000 }
+   */
+  blockCache?: boolean | { maxKeys?: number };
+  /** Prometheus metrics through prom-client when it is installed; `false` turns them off. @default prom-client's global registry */
+  metrics?: false | RateLimitMetricsOptions;
+  /** Called after every decision (guard and service), for custom logging. @default none */
+  onDecision?: (event: RateLimitDecisionEvent) => void;
+  /** Called after every refusal. @default none */
+  onRejected?: (event: RateLimitDecisionEvent) => void;
+  /** Record refusals in a capped Redis Stream (Redis stores only). @default false */
+  audit?: boolean | RejectionAuditOptions;
+  /**
    * Read `defaultRule` and `rules` from this ConfigService at `configPath` too (they win over the ones above),
    * and again whenever `set()` changes a path under it, or every `refreshIntervalMs`.
    * @default undefined
@@ -88,6 +114,25 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   configPath?: string;
   /** Re-read the rules from `config` this often, in ms; 0 = only on `changes$`. @default 0 */
   refreshIntervalMs?: number;
+}
+
+/** A Redis Cluster the module connects to (and closes). */
+export interface RateLimitClusterOptions {
+  /** Seed nodes, as ioredis's `Cluster` takes them. */
+  cluster: ClusterNode[];
+  /** ioredis Cluster options; the module's safety settings (no offline queue, no resend, timeouts) apply on top. */
+  options?: ClusterOptions;
+}
+
+/** What `onDecision` / `onRejected` receive. */
+export interface RateLimitDecisionEvent {
+  /** The tracker key and rule name of each rule decided. */
+  readonly entries: readonly { readonly key: string; readonly rule: string }[];
+  readonly result: MultiDecision;
+  /** Time to decide, store round trip included, in ms. */
+  readonly durationMs: number;
+  /** True when the local block cache answered without the store. */
+  readonly fromBlockCache: boolean;
 }
 
 /** Module-level switches that shape the module itself rather than its options. */

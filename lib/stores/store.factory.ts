@@ -1,44 +1,95 @@
-import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import { Logger } from '@nestjs/common';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
-import type { Clock } from '../interfaces/clock.interface.js';
-import type { RateLimitModuleOptions } from '../interfaces/rate-limit-options.interface.js';
+import type { RateLimitSettings } from '../config/module-options.validator.js';
+import type { RateLimitClusterOptions, RateLimitModuleOptions } from '../interfaces/rate-limit-options.interface.js';
 import type { RateLimitStore } from '../interfaces/store.interface.js';
 import { MemoryStore } from './memory.store.js';
 import { RedisStore } from './redis.store.js';
 
-/** A store and, when the module created its client, how to close it. */
+/** A store and what the module must do with the client it talks to. */
 export interface StoreHandle {
+  /** The store the failure policy wraps (Redis), or the memory store. */
   readonly store: RateLimitStore;
-  /** Closes a client the module created; absent for the memory store and for clients passed in. */
-  readonly close?: () => Promise<void>;
+  /** The Redis or Cluster client behind `store`, created by the module or passed in. */
+  readonly client?: Redis | Cluster;
+  /** Whether the module created `client` (and so connects and closes it). */
+  readonly owned: boolean;
 }
 
-// Auto-pipelining made our scripts slower in the store benchmark (README, "Benchmarks"), so it stays off.
-const CLIENT_DEFAULTS: RedisOptions = { enableAutoPipelining: false };
+/**
+ * Settings of the clients the module creates, so that a decision never waits past `timeoutMs` and nothing is
+ * counted that the app did not wait for: no offline queue (fail at once while disconnected), no retry or resend
+ * of commands in flight after a reconnect (they may have run), a command timeout, and reconnection in the
+ * background. Auto-pipelining made our scripts slower in the store benchmark, so it stays off.
+ */
+export function safeClientOptions(timeoutMs: number): RedisOptions {
+  return {
+    enableAutoPipelining: false,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    commandTimeout: timeoutMs,
+    connectTimeout: Math.max(1_000, timeoutMs * 10),
+    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    // Connected at bootstrap: a start-up that fails earlier leaves no socket behind.
+    lazyConnect: true,
+  };
+}
 
 /** Builds the store the `store` option describes. */
-export function createStore(option: RateLimitModuleOptions['store'], keyPrefix: string, clock?: Clock): StoreHandle {
-  if (option === undefined || option === 'memory') return { store: new MemoryStore({ keyPrefix, clock }) };
+export function createStore(option: RateLimitModuleOptions['store'], settings: RateLimitSettings): StoreHandle {
+  const { keyPrefix, clock, timeoutMs } = settings;
+  const redisStore = (client: Redis | Cluster, owned: boolean): StoreHandle => ({ store: new RedisStore(client, { keyPrefix, clock, timeoutMs }), client, owned });
+  if (option === undefined || option === 'memory') return { store: new MemoryStore({ keyPrefix, clock }), owned: false };
   if (typeof option === 'string') {
     if (!/^rediss?:\/\//i.test(option)) throw new RateLimitConfigError('store', redact(option), '"memory", a redis:// or rediss:// URL, a client or client options');
-    return owned(new Redis(option, CLIENT_DEFAULTS), keyPrefix, clock);
+    return redisStore(new Redis(option, safeClientOptions(timeoutMs)), true);
   }
   if (option === null || typeof option !== 'object') {
-    throw new RateLimitConfigError('store', option, '"memory", a redis:// URL, an ioredis Redis or Cluster, ioredis options, or a RateLimitStore');
+    throw new RateLimitConfigError('store', option, '"memory", a redis:// URL, an ioredis Redis or Cluster, ioredis options, { cluster: nodes }, or a RateLimitStore');
   }
-  if (isStore(option)) return { store: option };
-  if (isClient(option)) return { store: new RedisStore(option, { keyPrefix, clock }) };
-  return owned(new Redis({ ...CLIENT_DEFAULTS, ...(option as RedisOptions) }), keyPrefix, clock);
+  if (isStore(option)) return { store: option, owned: false };
+  if (isClient(option)) {
+    warnAboutUnsafeSettings(option, timeoutMs);
+    return redisStore(option, false);
+  }
+  if ('url' in option) throw new RateLimitConfigError('store.url', redact(String(option.url)), 'the URL given as "store" itself, e.g. store: "redis://host:6379"');
+  if ('cluster' in option) return redisStore(createCluster(option as RateLimitClusterOptions, timeoutMs), true);
+  return redisStore(new Redis({ ...(option as RedisOptions), ...safeClientOptions(timeoutMs) }), true);
 }
 
-function owned(client: Redis, keyPrefix: string, clock?: Clock): StoreHandle {
-  return {
-    store: new RedisStore(client, { keyPrefix, clock }),
-    close: async () => {
-      // quit() waits for replies in flight; a client that never connected can only be disconnected.
-      await client.quit().catch(() => client.disconnect());
-    },
+function createCluster({ cluster, options = {} }: RateLimitClusterOptions, timeoutMs: number): Cluster {
+  if (!Array.isArray(cluster) || cluster.length === 0) throw new RateLimitConfigError('store.cluster', cluster, 'a non-empty array of seed nodes');
+  const { lazyConnect: _lazy, enableAutoPipelining, ...nodeOptions } = safeClientOptions(timeoutMs);
+  // Queueing, pipelining and laziness are the Cluster's own options; the per-node connections get the rest.
+  const clusterOptions: ClusterOptions = {
+    ...options,
+    enableOfflineQueue: false,
+    enableAutoPipelining,
+    lazyConnect: true,
+    retryDelayOnTryAgain: options.retryDelayOnTryAgain ?? 20,
+    redisOptions: { ...options.redisOptions, ...nodeOptions },
   };
+  return new Cluster(cluster, clusterOptions);
+}
+
+/**
+ * A client passed in keeps its settings; ours bound the wait anyway, but these let a command run after the
+ * app gave up, or twice. Said once, at start-up.
+ */
+function warnAboutUnsafeSettings(client: Redis | Cluster, timeoutMs: number): void {
+  const options: RedisOptions = (client.isCluster ? (client as Cluster).options.redisOptions : (client as Redis).options) ?? {};
+  const offlineQueue = client.isCluster ? (client as Cluster).options.enableOfflineQueue : (client as Redis).options.enableOfflineQueue;
+  const problems: string[] = [];
+  if (offlineQueue !== false) problems.push('enableOfflineQueue is on (commands wait while disconnected)');
+  if (options.autoResendUnfulfilledCommands !== false) problems.push('autoResendUnfulfilledCommands is on (commands in flight are sent again after a reconnect)');
+  if (options.maxRetriesPerRequest !== 0) problems.push(`maxRetriesPerRequest is ${String(options.maxRetriesPerRequest ?? 20)} (not 0)`);
+  if (problems.length > 0) {
+    new Logger('RateLimit').warn(
+      `The Redis client passed as "store" has ${problems.join('; ')}. Decisions still give up after ${timeoutMs} ms and the scripts ignore commands past their deadline, but a resent command can count twice; see safeClientOptions().`,
+    );
+  }
 }
 
 function isStore(value: object): value is RateLimitStore {
