@@ -1,9 +1,11 @@
 export type { Decision, MultiDecision } from './interfaces/decision.interface.js';
 export type { Clock } from './interfaces/clock.interface.js';
-export type { Duration, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions } from './interfaces/rule.interface.js';
+export type { Duration, FailurePolicy, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions } from './interfaces/rule.interface.js';
 export type { RateLimitStore, RuleKey } from './interfaces/store.interface.js';
 export type {
+  RateLimitClusterOptions,
   RateLimitConfigReader,
+  RateLimitDecisionEvent,
   RateLimitDecoratorOptions,
   RateLimitHeadersMode,
   RateLimitKey,
@@ -17,9 +19,10 @@ export type { KeySpec, RateLimitPolicy } from './interfaces/rate-limit-policy.in
 
 export { RateLimitModule } from './rate-limit.module.js';
 export { MODULE_OPTIONS_TOKEN as RATE_LIMIT_MODULE_OPTIONS } from './rate-limit.module-definition.js';
-export { RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
+export type { RateLimitOptionsFactory } from './rate-limit.module-definition.js';
+export { RATE_LIMIT_AUDIT, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
 export { RateLimitGuard, type RateLimitRejection } from './rate-limit.guard.js';
-export { RateLimitService, type RuleRef } from './rate-limit.service.js';
+export { RateLimitService, type RuleRef, type RuleRefEntry } from './rate-limit.service.js';
 export { RateLimitExceededException, type RateLimitExceededBody } from './rate-limit.exception.js';
 export { RateLimit } from './decorators/rate-limit.decorator.js';
 export { SkipRateLimit } from './decorators/skip-rate-limit.decorator.js';
@@ -27,6 +30,14 @@ export { RateLimitPolicies } from './config/rate-limit.policies.js';
 export { RateLimitConfigWatcher } from './config/config.watcher.js';
 export type { RateLimitSettings } from './config/module-options.validator.js';
 export type { RequestResponse } from './http/execution-context.adapter.js';
+export { clientIp, groupIp } from './http/client-ip.js';
+export { compileRules as validateRulesConfig } from './config/policy.compiler.js';
+export { ResilientStore, RateLimitTimeoutError, type ResilientStoreOptions } from './resilience/resilient.store.js';
+export { CircuitBreaker, type CircuitBreakerOptions, type CircuitState } from './resilience/circuit-breaker.js';
+export { LocalBlockCache } from './resilience/local-block.cache.js';
+export type { RateLimitMetrics, RateLimitMetricsOptions } from './observability/rate-limit.metrics.js';
+export type { RejectionAudit, RejectionAuditOptions, RejectionRecord } from './observability/rejection.audit.js';
+export { safeClientOptions } from './stores/store.factory.js';
 export type { RuleOutcome } from './http/rate-limit.headers.js';
 
 export { defineRule, maxCost } from './config/define-rule.js';

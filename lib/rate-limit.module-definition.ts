@@ -1,4 +1,4 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, type ConfigurableModuleOptionsFactory } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import type { RateLimitModuleExtras, RateLimitModuleOptions } from './interfaces/rate-limit-options.interface.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
@@ -12,3 +12,6 @@ export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, OPTIONS_TYPE, ASYN
     providers: [...(definition.providers ?? []), ...(extras.globalGuard ? [{ provide: APP_GUARD, useClass: RateLimitGuard }] : [])],
   }))
   .build();
+
+/** What a `useClass` / `useExisting` options provider of `forRootAsync` implements. */
+export type RateLimitOptionsFactory = ConfigurableModuleOptionsFactory<RateLimitModuleOptions, 'createRateLimitOptions'>;
