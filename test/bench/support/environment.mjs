@@ -55,7 +55,7 @@ export function environmentHeader(title, redisVersion, extra = []) {
     `- Package: nestjs-redis-rate-limit ${ownVersion()}`,
     `- Node: ${process.version}; ${os.type()} ${os.release()} ${os.arch()}`,
     `- redis-server: ${redisVersion} (started by the bench on a free port: --save "" --appendonly no, 127.0.0.1)`,
-    `- CPU: ${cpus[0]?.model.trim() ?? 'unknown'} x ${cpus.length} cores`,
+    `- CPU: ${cpus[0]?.model.trim() ?? 'unknown'} x ${cpus.length} cores; load average when the report was written: ${os.loadavg().map((l) => l.toFixed(2)).join(', ')} (1, 5, 15 min)`,
     `- Clients: ${versions}`,
     ...extra.map((line) => `- ${line}`),
   ].join('\n');

@@ -1,0 +1,129 @@
+// Every benchmark, one after the other, each in its own process with its own throwaway redis-server: accuracy,
+// memory, scale, store, and the HTTP bench when test/bench/http.bench.mjs exists. Then writes the index
+// test/bench/results/README.md: what ran, how long it took, each report's goals and charts, with links.
+//
+// Run: `npm run bench` (builds first). Env is passed on to every bench: BENCH_SECONDS (measured period of each
+// load case; the scale bench defaults to 2, the store bench to 5), BENCH_ROUNDS, MEMORY_KEYS, ACCURACY_WINDOWS,
+// ACCURACY_LIMIT. BENCH_ONLY=accuracy,memory runs only the benches named (file name without .bench.mjs); the index
+// still lists the others' last reports, marked as not from this run (BENCH_ONLY=index rewrites only the index).
+// Not part of `npm test` or CI: it takes minutes, and its figures depend on the machine.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { RESULTS_DIR, environmentHeader, runMain, writeResult } from './support/environment.mjs';
+import { redisServerVersion } from './support/redis-process.mjs';
+import { markdownTable } from './support/report.mjs';
+
+const BENCHES = [
+  { file: 'accuracy.bench.mjs', report: 'accuracy.md', about: 'admitted requests and boundary bursts on replayed traces, ours vs peers' },
+  { file: 'memory.bench.mjs', report: 'memory.md', about: 'Redis bytes per key at limits 10, 100, 1000, ours vs peers' },
+  { file: 'scale.bench.mjs', report: 'scale.md', about: 'decisions/s as keys grow (1 to 1,000,000) and as the sliding log limit grows' },
+  { file: 'store.bench.mjs', report: 'store.md', about: 'decisions/s and latency per algorithm, Redis and memory, vs rate-limiter-flexible' },
+  { file: 'http.bench.mjs', report: 'http.md', about: 'HTTP requests/s through the Nest guard', optional: true },
+];
+
+/** Runs one bench in a child process (its tables go straight to this terminal); resolves its exit code and time. */
+function runBench(file) {
+  const path = fileURLToPath(new URL(file, import.meta.url));
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path], { stdio: 'inherit', env: process.env });
+    child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), seconds: (performance.now() - started) / 1000 }));
+    child.on('error', () => resolve({ code: 1, seconds: (performance.now() - started) / 1000 }));
+  });
+}
+
+/** The "## Goals" section of a report (without its heading), or ''. */
+function goalsOf(markdown) {
+  const match = /\n## Goals\n([\s\S]*?)(?=\n## |\s*$)/.exec(markdown);
+  return match ? match[1].trim() : '';
+}
+
+/** The first markdown table of a report, or ''. */
+function firstTable(markdown) {
+  return /(?:^\|.*\|$\n?)+/m.exec(markdown)?.[0].trim() ?? '';
+}
+
+const dateOf = (markdown) => /^- Date: (.+)$/m.exec(markdown)?.[1] ?? 'unknown';
+
+/** The results' SVGs that belong to a report: `<name>.svg` or `<name>-*.svg`. */
+function chartsOf(report, files) {
+  const base = report.replace(/\.md$/, '');
+  return files.filter((f) => f.endsWith('.svg') && (f === `${base}.svg` || f.startsWith(`${base}-`)));
+}
+
+function index(runs) {
+  const files = existsSync(RESULTS_DIR) ? readdirSync(RESULTS_DIR).sort() : [];
+  const statusTable = markdownTable(
+    ['bench', 'measures', 'this run', 'time s', 'report'],
+    runs.map((r) => [
+      r.file,
+      r.about,
+      r.skipped ? r.skipped : r.code === 0 ? 'ok' : `FAILED (exit ${r.code})`,
+      r.skipped ? '-' : r.seconds.toFixed(0),
+      files.includes(r.report) ? `[${r.report}](${r.report})` : '-',
+    ]),
+    [false, false, false, true, false],
+  );
+  const sections = [];
+  const section = (report, stale) => {
+    const markdown = readFileSync(new URL(report, RESULTS_DIR), 'utf8');
+    const title = /^# (.+)$/m.exec(markdown)?.[1] ?? report;
+    sections.push(`## [${title}](${report})`, '', `Report of ${dateOf(markdown)}${stale ? ' (not from this run)' : ''}.`, '');
+    // The goals when the report states some; otherwise its first table, as the headline.
+    const headline = goalsOf(markdown) || firstTable(markdown);
+    if (headline) sections.push(headline, '');
+    for (const svg of chartsOf(report, files)) sections.push(`![${svg}](${svg})`, '');
+  };
+  for (const run of runs) {
+    if (files.includes(run.report)) section(run.report, run.code !== 0 || run.skipped);
+  }
+  // Reports this index does not know by name (another bench's file name): listed as found, with their own date.
+  const known = new Set(['README.md', ...runs.map((r) => r.report)]);
+  for (const file of files.filter((f) => f.endsWith('.md') && !known.has(f))) section(file, false);
+  return [
+    environmentHeader('Benchmarks', redisServerVersion(), [
+      'Run with `npm run bench` (builds, then runs every bench below in turn, each against a redis-server it starts on a free port and stops)',
+      'Figures come from a shared 2-core machine: compare ratios within one report, not absolute numbers across runs',
+    ]),
+    '',
+    statusTable,
+    '',
+    ...sections,
+  ].join('\n');
+}
+
+/** BENCH_ONLY as a set of bench names, or null for all. */
+function selected() {
+  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!only?.length) return null;
+  const names = [...BENCHES.map((b) => b.file.replace('.bench.mjs', '')), 'index'];
+  const unknown = only.filter((n) => !names.includes(n));
+  if (unknown.length) throw new Error(`BENCH_ONLY names unknown benches: ${unknown.join(', ')} (known: ${names.join(', ')})`);
+  return new Set(only);
+}
+
+async function main() {
+  const only = selected();
+  const runs = [];
+  for (const bench of BENCHES) {
+    if (only && !only.has(bench.file.replace('.bench.mjs', ''))) {
+      runs.push({ ...bench, skipped: 'not selected (BENCH_ONLY)', code: 0 });
+      continue;
+    }
+    if (bench.optional && !existsSync(new URL(bench.file, import.meta.url))) {
+      runs.push({ ...bench, skipped: 'skipped (file absent)', code: 0 });
+      continue;
+    }
+    process.stderr.write(`\n=== ${bench.file} ===\n`);
+    runs.push({ ...bench, ...(await runBench(bench.file)) });
+  }
+  writeResult('README.md', index(runs));
+  const failed = runs.filter((r) => r.code !== 0);
+  if (failed.length > 0) {
+    process.stderr.write(`Failed: ${failed.map((r) => r.file).join(', ')}\n`);
+    process.exitCode = 1;
+  }
+}
+
+runMain('bench', main);
