@@ -1,16 +1,18 @@
 --[[
   Sliding window counter: the window is cut into `segments` cells of window/segments each, counted in one hash
-  per key (field = the cell's start in ms since the epoch, value = units admitted in it). A request passes when
-  the live cells (the current one and the segments-1 before it) leave room for its cost. Memory per key is
-  O(segments), whatever the traffic.
+  per key (value = units admitted in the cell). A request passes when the live cells (the current one and the
+  segments-1 before it) leave room for its cost. Memory per key is O(segments), whatever the traffic.
 
   Guarantee: at most `limit` units are admitted in any interval of length window - window/segments (such an
   interval spans at most `segments` cells, all counted together). Over a full window, at most 2 x limit.
 
-  Fields are absolute cell starts, not indexes modulo `segments` (the seed articles' bug): a stale cell can
-  never be mistaken for a live one after an idle gap; stale fields are deleted as they are met.
+  Cells are numbered absolutely (cell number = start / cell length), not modulo `segments` (the seed articles'
+  bug): a stale cell can never be mistaken for a live one after an idle gap; stale fields are deleted as they
+  are met. To keep the hash small, a field holds the cell number minus a base kept in field 'b' (set when the
+  hash is created, moved when offsets grow past 32767): small integers pack into a few bytes each, where
+  13-digit timestamps took 8.
 
-  KEYS[2i-1]  hash of rule i: field = cell start (ms since the epoch), value = count
+  KEYS[2i-1]  hash of rule i: field 'b' = base cell number; field <offset> = count of cell (base + offset)
   KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout ends
   ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
   ARGV[2]     'consume' | 'peek' | 'refund'
@@ -23,33 +25,64 @@
 ]]
 --- @include "prelude"
 
--- Reads the live cells, oldest first, deleting the stale ones; returns them and their total.
+-- Reads the live cells, oldest first, deleting the stale ones (the whole key when none is live); returns them
+-- ({ start µs, count, field }), their total, the current cell's start (µs) and number, and the base (nil: none).
 local function sw_cells(r, now)
   local cell = r.window / r.param
   local current = now - math.fmod(now, cell)
   local first_live = current - r.window + cell
   local flat = redis.call('HGETALL', r.key)
-  local live, stale, total = {}, {}, 0
+  local base
   for i = 1, #flat, 2 do
-    local start = tonumber(flat[i]) * 1000
-    if start < first_live then
-      stale[#stale + 1] = flat[i]
-    else
-      local count = tonumber(flat[i + 1])
-      live[#live + 1] = { start, count }
-      total = total + count
+    if flat[i] == 'b' then
+      base = tonumber(flat[i + 1])
     end
   end
-  if #stale > 0 then
+  local live, stale, total = {}, {}, 0
+  for i = 1, #flat, 2 do
+    if flat[i] ~= 'b' then
+      local start = (base + tonumber(flat[i])) * cell
+      if start < first_live then
+        stale[#stale + 1] = flat[i]
+      else
+        local count = tonumber(flat[i + 1])
+        live[#live + 1] = { start, count, flat[i] }
+        total = total + count
+      end
+    end
+  end
+  if #live == 0 and base then
+    redis.call('DEL', r.key)
+    base = nil
+  elseif #stale > 0 then
     redis.call('HDEL', r.key, unpack(stale))
   end
   table.sort(live, function(a, b) return a[1] < b[1] end)
-  return live, total, current
+  return live, total, current, current / cell, base
+end
+
+-- The field of cell `index`, creating or moving the base so that offsets stay small.
+local function sw_field(r, live, index, base)
+  if base and math.abs(index - base) <= 32767 then
+    return int(index - base)
+  end
+  -- Move the base to the current cell: rewrite the live cells under their new offsets.
+  local cell = r.window / r.param
+  if base then
+    for _, c in ipairs(live) do
+      redis.call('HDEL', r.key, c[3])
+    end
+  end
+  for _, c in ipairs(live) do
+    redis.call('HSET', r.key, int(c[1] / cell - index), c[2])
+  end
+  redis.call('HSET', r.key, 'b', int(index))
+  return '0'
 end
 
 ALGORITHMS['sw'] = {
   check = function(r, now, cost, apply)
-    local live, total, current = sw_cells(r, now)
+    local live, total, current, index, base = sw_cells(r, now)
     -- The key is at full budget again when its newest counted cell leaves the window.
     local newest = live[#live] and live[#live][1]
     if total + cost <= r.limit then
@@ -58,7 +91,7 @@ ALGORITHMS['sw'] = {
       end
       newest = math.max(current, newest or current)
       if apply then
-        redis.call('HINCRBY', r.key, int(current / 1000), cost)
+        redis.call('HINCRBY', r.key, sw_field(r, live, index, base), cost)
         redis.call('PEXPIRE', r.key, ceil_ms(newest + r.window - now))
       end
       return true, r.limit - total - cost, newest + r.window - now, 0
@@ -81,7 +114,7 @@ ALGORITHMS['sw'] = {
         break
       end
       local take = math.min(cost, live[i][2])
-      local field = int(live[i][1] / 1000)
+      local field = live[i][3]
       if take == live[i][2] then
         redis.call('HDEL', r.key, field)
       else

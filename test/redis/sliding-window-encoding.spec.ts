@@ -1,0 +1,44 @@
+import { defineRule, MemoryStore, RedisStore, ruleKeys } from '../../lib/index.js';
+import { ManualClock } from '../support/manual.clock.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+
+// The sliding-window hash stores cell numbers as small offsets from a base (field 'b'), to stay small in Redis.
+describe('sliding-window hash encoding', () => {
+  let redis: TestRedis;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(() => redis.stop());
+
+  // 1 ms cells: a write every 999 ms keeps one cell live while the cell numbers run far past the base.
+  const rule = defineRule({ algorithm: 'sliding-window', limit: 5, window: '1000ms', segments: 1000 }, 'enc');
+
+  it('keeps offsets small and moves the base once they pass 32767, deciding as the memory twin does', async () => {
+    const clock = new ManualClock();
+    const prefix = uniquePrefix();
+    const client = redis.client();
+    const redisStore = new RedisStore(client, { clock: clock.now, keyPrefix: prefix });
+    const memoryStore = new MemoryStore({ clock: clock.now, keyPrefix: prefix });
+    const key = ruleKeys(prefix, rule, 'k').state;
+    const bases = new Set<string>();
+    for (let step = 0; step < 40; step++) {
+      for (let i = 0; i < 3; i++) expect(await redisStore.consume('k', rule)).toEqual(await memoryStore.consume('k', rule));
+      const fields = await client.hgetall(key);
+      bases.add(fields.b);
+      for (const field of Object.keys(fields).filter((f) => f !== 'b')) expect(Math.abs(Number(field))).toBeLessThanOrEqual(32767);
+      clock.advance(999);
+    }
+    expect(bases.size).toBe(2);
+  });
+
+  it('drops the whole key once no cell is live', async () => {
+    const clock = new ManualClock();
+    const prefix = uniquePrefix();
+    const client = redis.client();
+    const store = new RedisStore(client, { clock: clock.now, keyPrefix: prefix });
+    await store.consume('k', rule);
+    clock.advance(5_000);
+    expect(await store.peek('k', rule)).toMatchObject({ allowed: true, remaining: 4 });
+    expect(await client.exists(ruleKeys(prefix, rule, 'k').state)).toBe(0);
+  });
+});
