@@ -1,5 +1,5 @@
 // Every benchmark, one after the other, each in its own process with its own throwaway redis-server: accuracy,
-// memory, scale, store, and the HTTP bench when test/bench/http.bench.mjs exists. Then writes the index
+// memory, scale, store, http and resilience. Then writes the index
 // test/bench/results/README.md: what ran, how long it took, each report's goals and charts, with links.
 //
 // Run: `npm run bench` (builds first). Env is passed on to every bench: BENCH_SECONDS (measured period of each
@@ -19,7 +19,8 @@ const BENCHES = [
   { file: 'memory.bench.mjs', report: 'memory.md', about: 'Redis bytes per key at limits 10, 100, 1000, ours vs peers' },
   { file: 'scale.bench.mjs', report: 'scale.md', about: 'decisions/s as keys grow (1 to 1,000,000) and as the sliding log limit grows' },
   { file: 'store.bench.mjs', report: 'store.md', about: 'decisions/s and latency per algorithm, Redis and memory, vs rate-limiter-flexible' },
-  { file: 'http.bench.mjs', report: 'http.md', about: 'HTTP requests/s through the Nest guard', optional: true },
+  { file: 'http.bench.mjs', report: 'http.md', about: 'HTTP requests/s through the Nest guard, vs no guard and @nestjs/throttler' },
+  { file: 'resilience.bench.mjs', report: 'resilience.md', about: 'decision latency with Redis stalled or killed, breaker on/off; Redis calls saved by the block cache' },
 ];
 
 /** Runs one bench in a child process (its tables go straight to this terminal); resolves its exit code and time. */
