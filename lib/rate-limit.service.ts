@@ -185,7 +185,8 @@ export class RateLimitService {
         this.metrics.decision(entries[i].rule.name, d.degraded ? 'degraded' : d.allowed ? 'allowed' : 'rejected', durationMs / 1000);
       }
     }
-    if (!result.allowed && this.audit) {
+    // The store's refusal is recorded; the cache's repeats of it would cost a Redis write each, in a flood.
+    if (!result.allowed && this.audit && !fromBlockCache) {
       result.decisions.forEach((d, i) => {
         if (!d.allowed) this.audit!.record({ rule: entries[i].rule.name, key: entries[i].key, retryAfterMs: d.retryAfterMs, degraded: d.degraded });
       });

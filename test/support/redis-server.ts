@@ -11,6 +11,11 @@ export interface TestRedis {
   /** A new client on this server; closed by `stop()`. */
   client(options?: RedisOptions): Redis;
   stop(): Promise<void>;
+  /**
+   * Only for a server the test owns: kills it if it still runs, then starts a new, empty one on the same port
+   * (a restart: clients reconnect to the same address). `process` names the new one afterwards.
+   */
+  restart?(): Promise<void>;
 }
 
 export const REDIS_SERVER_MISSING =
@@ -54,40 +59,59 @@ export async function startRedis(options: { own?: boolean; args?: string[] } = {
     return { url, port: Number(new URL(url).port || 6379), client: client(url), stop: closeClients };
   }
   const binary = redisServerBinary();
+  const args = options.args ?? [];
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(options.args ?? [])], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const ready = await new Promise<boolean>((resolve) => {
-      let out = '';
-      child.stdout!.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes('Ready to accept connections')) resolve(true);
-      });
-      child.once('exit', () => resolve(false));
-    });
-    if (!ready) {
+    let child = await spawnServer(binary, port, args);
+    if (!child) {
       if (attempt < 3) continue; // the port was taken between our probe and the server's bind
       throw new Error(`redis-server did not start on port ${port}`);
     }
     const url = `redis://127.0.0.1:${port}`;
+    const kill = async () => {
+      const current = child!;
+      if (current.exitCode === null && current.signalCode === null) {
+        const exited = new Promise((resolve) => current.once('exit', resolve));
+        current.kill('SIGCONT');
+        current.kill('SIGKILL');
+        await exited;
+      }
+    };
     return {
       url,
       port,
-      process: child,
+      get process() {
+        return child!;
+      },
       client: client(url),
       stop: async () => {
         await closeClients();
-        if (child.exitCode === null && child.signalCode === null) {
-          const exited = new Promise((resolve) => child.once('exit', resolve));
-          child.kill('SIGCONT');
-          child.kill('SIGKILL');
-          await exited;
-        }
+        await kill();
+      },
+      restart: async () => {
+        await kill();
+        const next = await spawnServer(binary, port, args);
+        if (!next) throw new Error(`redis-server did not restart on port ${port}`);
+        child = next;
       },
     };
   }
+}
+
+/** Starts redis-server on `port` (no persistence); resolves with the process once it accepts connections, or null. */
+async function spawnServer(binary: string, port: number, args: string[]): Promise<ChildProcess | null> {
+  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const ready = await new Promise<boolean>((resolve) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('Ready to accept connections')) resolve(true);
+    });
+    child.once('exit', () => resolve(false));
+  });
+  return ready ? child : null;
 }
 
 /** A key prefix no other test uses, so tests can share a server. */

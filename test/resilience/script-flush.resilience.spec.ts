@@ -1,0 +1,50 @@
+import type { Redis } from 'ioredis';
+import { startRedis, type TestRedis } from '../support/redis-server.js';
+import { commandCalls, startResilientApp, type ResilientApp } from './support/resilient-app.js';
+
+// SCRIPT FLUSH (or a restart, or a failover to a replica) drops the scripts' cache: the next EVALSHA gets
+// NOSCRIPT, and the call must still be decided on Redis, not by the failure policy.
+describe('SCRIPT FLUSH between two calls', () => {
+  let redis: TestRedis;
+  let admin: Redis;
+  let rl: ResilientApp;
+
+  beforeAll(async () => {
+    redis = await startRedis({ own: true });
+    admin = redis.client();
+    rl = await startResilientApp(redis, { failurePolicy: 'closed' });
+  });
+  afterAll(async () => {
+    await rl?.close();
+    await redis?.stop();
+  });
+
+  const lastDegraded = () => rl.events.at(-1)!.result.decisions.map((d) => d.degraded);
+
+  it('decides a one-rule call on Redis after the flush, and counts it', async () => {
+    expect((await rl.get('one')).status).toBe(200);
+    await admin.script('FLUSH');
+    expect((await rl.get('one')).status).toBe(200);
+    expect(lastDegraded()).toEqual([undefined]);
+    expect(await admin.zcard(rl.stateKey('one'))).toBe(2);
+  });
+
+  it('decides a call of two algorithms (the combined script) on Redis after the flush', async () => {
+    expect((await rl.get('two', '/pair')).status).toBe(200);
+    await admin.script('FLUSH');
+    expect((await rl.get('two', '/pair')).status).toBe(200);
+    expect(lastDegraded()).toEqual([undefined, undefined]);
+  });
+
+  it('gets there by NOSCRIPT and a retry with the script source, once', async () => {
+    await rl.get('three');
+    await admin.config('RESETSTAT');
+    await admin.script('FLUSH');
+    await rl.get('three');
+    const stats = `${await admin.info('commandstats')}${await admin.info('errorstats')}`;
+    expect(commandCalls(stats, 'evalsha')).toBe(1);
+    expect(commandCalls(stats, 'eval')).toBe(1);
+    expect(stats).toMatch(/^errorstat_NOSCRIPT:count=1\b/m);
+    expect(rl.store.breaker.state).toBe('closed');
+  });
+});
