@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
 import type { RateLimitSettings } from '../config/module-options.validator.js';
 import type { RateLimitClusterOptions, RateLimitModuleOptions } from '../interfaces/rate-limit-options.interface.js';
@@ -22,6 +22,11 @@ export interface StoreHandle {
  * counted that the app did not wait for: no offline queue (fail at once while disconnected), no retry or resend
  * of commands in flight after a reconnect (they may have run), a command timeout, and reconnection in the
  * background. Auto-pipelining made our scripts slower in the store benchmark, so it stays off.
+ *
+ * The decision's own bound is `timeoutMs`, kept by the ResilientStore; the command timeout is only a backstop
+ * (commands outside a decision, a silent network partition). Were it `timeoutMs` too, a reply Redis sent in
+ * time but that the app read late (its event loop blocked past `timeoutMs`) would be dropped by ioredis: the
+ * failure policy would decide a request Redis had already counted.
  */
 export function safeClientOptions(timeoutMs: number): RedisOptions {
   return {
@@ -29,8 +34,10 @@ export function safeClientOptions(timeoutMs: number): RedisOptions {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    commandTimeout: timeoutMs,
+    commandTimeout: Math.max(1_000, timeoutMs * 10),
     connectTimeout: Math.max(1_000, timeoutMs * 10),
+    // A socket left to close on its own would hold the process for ioredis's default 2 s after app.close().
+    disconnectTimeout: 200,
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     // Connected at bootstrap: a start-up that fails earlier leaves no socket behind.
     lazyConnect: true,
@@ -71,7 +78,53 @@ function createCluster({ cluster, options = {} }: RateLimitClusterOptions, timeo
     retryDelayOnTryAgain: options.retryDelayOnTryAgain ?? 20,
     redisOptions: { ...options.redisOptions, ...nodeOptions },
   };
-  return new Cluster(cluster, clusterOptions);
+  return new RateLimitCluster(cluster, clusterOptions, nodeOptions.connectTimeout ?? 1_000);
+}
+
+/**
+ * The Cluster the module creates. ioredis opens a node's connection on its first command, and without an offline
+ * queue a command that finds that connection still opening is put off by `retryDelayOnFailover` (100 ms): longer
+ * than a decision may take, so the first decisions on each master after start-up (or after a new master appears)
+ * were left to the failure policy. So `connect()`, once the Cluster is ready, also opens a connection to every
+ * master and waits for them (bounded), and a master the slot table names later is connected at once.
+ */
+class RateLimitCluster extends Cluster {
+  constructor(
+    nodes: ClusterNode[],
+    options: ClusterOptions,
+    private readonly nodeConnectTimeoutMs: number,
+  ) {
+    // Typed as ioredis's default Cluster (legacy reply mapping), as `new Cluster(...)` was before.
+    super(nodes, options as ClusterOptions & { redisOptions?: { replyMapping?: 'legacy' } });
+    // Not while connecting: the ready check's CLUSTER INFO, sent to a node whose connection is opening, would fail.
+    this.on('refresh', () => {
+      if (this.status === 'ready') void this.connectMasters();
+    });
+  }
+
+  override async connect(): Promise<void> {
+    await super.connect();
+    await this.connectMasters();
+  }
+
+  /** Resolves once every master's connection is ready, has failed, or `nodeConnectTimeoutMs` has passed; never rejects. */
+  private connectMasters(): Promise<void> {
+    return Promise.all(this.nodes('master').map((node) => nodeReady(node, this.nodeConnectTimeoutMs))).then(() => undefined);
+  }
+}
+
+function nodeReady(node: Redis, timeoutMs: number): Promise<void> {
+  if (node.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      for (const event of ['ready', 'close', 'end']) node.off(event, done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    for (const event of ['ready', 'close', 'end']) node.once(event, done);
+    if (node.status === 'wait') node.connect().catch(() => undefined);
+  });
 }
 
 /**

@@ -1,6 +1,8 @@
+import type { Cluster } from 'ioredis';
 import { MemoryStore, RedisStore } from '../../lib/index.js';
 import type { RateLimitStore } from '../../lib/index.js';
 import { ManualClock } from './manual.clock.js';
+import { clusterReady, startRedisCluster, type TestRedisCluster } from './redis-cluster.js';
 import { startRedis, uniquePrefix, type TestRedis } from './redis-server.js';
 
 /** A store under test, driven by a clock the test moves. */
@@ -10,26 +12,58 @@ export interface StoreUnderTest {
   prefix: string;
 }
 
-export type StoreKind = 'memory' | 'redis';
-export const STORE_KINDS: StoreKind[] = ['memory', 'redis'];
+/** 'cluster': a RedisStore on an ioredis Cluster client of a real 3-master Redis Cluster (see redis-cluster.ts). */
+export type StoreKind = 'memory' | 'redis' | 'cluster';
+export const STORE_KINDS: StoreKind[] = ['memory', 'redis', 'cluster'];
+
+const CLUSTER_START_TIMEOUT_MS = 60_000;
+
+/**
+ * The Redis Cluster of this test file: started by the first suite that asks for it, shared by the file's other
+ * suites (a cluster takes ~2 s to form), and stopped after the file. Jest evaluates this module once per test
+ * file, so the `afterAll` below is registered at the file's top level.
+ */
+let fileCluster: Promise<{ redis: TestRedisCluster; client: Cluster }> | undefined;
+function clusterOfThisFile(): Promise<{ redis: TestRedisCluster; client: Cluster }> {
+  fileCluster ??= (async () => {
+    const redis = await startRedisCluster({ masters: 3 });
+    try {
+      const client = redis.cluster();
+      await clusterReady(client);
+      return { redis, client };
+    } catch (error) {
+      await redis.stop();
+      throw error;
+    }
+  })();
+  return fileCluster;
+}
+afterAll(async () => {
+  const started = fileCluster;
+  fileCluster = undefined;
+  if (started) await (await started.catch(() => undefined))?.redis.stop();
+}, CLUSTER_START_TIMEOUT_MS);
 
 /**
  * Gives each test a fresh store of the kind asked for, with its own clock and key prefix. The Redis server is
- * started once per test file (and stopped after it).
+ * started once per suite (and stopped after it); the Redis Cluster once per test file.
  */
 export function useStores(kind: StoreKind): () => StoreUnderTest {
   let redis: TestRedis | undefined;
+  let cluster: Cluster | undefined;
   let current: StoreUnderTest | undefined;
   beforeAll(async () => {
     if (kind === 'redis') redis = await startRedis();
-  });
+    if (kind === 'cluster') cluster = (await clusterOfThisFile()).client;
+  }, CLUSTER_START_TIMEOUT_MS);
   afterAll(async () => {
     await redis?.stop();
   });
   beforeEach(() => {
     const clock = new ManualClock();
     const prefix = uniquePrefix();
-    const store = kind === 'memory' ? new MemoryStore({ clock: clock.now, keyPrefix: prefix }) : new RedisStore(redisClient(), { clock: clock.now, keyPrefix: prefix });
+    const options = { clock: clock.now, keyPrefix: prefix };
+    const store = kind === 'memory' ? new MemoryStore(options) : new RedisStore(kind === 'cluster' ? cluster! : redisClient(), options);
     current = { store, clock, prefix };
   });
   let client: ReturnType<TestRedis['client']> | undefined;

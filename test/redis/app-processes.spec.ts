@@ -1,0 +1,100 @@
+/**
+ * Several app processes on one Redis: 3 Node processes, each a Nest Express app built on the BUILT package
+ * (test/redis/fixtures/app.mjs; `npm test` builds before jest runs), with the same rule and key. Requests fired
+ * at once across the 3 apps are admitted exactly `limit` times in all.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { assertBuilt } from '../compat/sandbox.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+
+const APP = fileURLToPath(new URL('./fixtures/app.mjs', import.meta.url));
+const PROCESSES = 3;
+const LIMIT = 50;
+const REQUESTS = 300;
+const START_TIMEOUT_MS = 20_000;
+
+interface AppProcess {
+  child: ChildProcess;
+  port: number;
+  stderr: () => string;
+}
+
+/** Starts one app process; resolves with its port once it printed it. */
+function startAppProcess(url: string, prefix: string, now: number): Promise<AppProcess> {
+  const child = spawn(process.execPath, [APP, url, prefix, String(LIMIT), String(now)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    // Not the jest worker's NODE_OPTIONS: a plain node, as an app runs.
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    if (stderr.length < 65_536) stderr += chunk.toString();
+  });
+  return new Promise((resolve, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`App process ${why}\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`));
+    };
+    const timer = setTimeout(() => fail(`printed no port within ${START_TIMEOUT_MS} ms`), START_TIMEOUT_MS);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const line = stdout.split('\n').find((l) => l.startsWith('{"port"'));
+      if (line) {
+        clearTimeout(timer);
+        resolve({ child, port: JSON.parse(line).port as number, stderr: () => stderr });
+      }
+    });
+    child.once('exit', (code, signal) => fail(`exited early (code ${code}, signal ${signal})`));
+  });
+}
+
+/** Ends an app process: closes its stdin (it closes the app and exits), SIGKILL if it has not exited in 5 s. */
+async function stopAppProcess({ child }: AppProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.stdin!.end();
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+describe(`${PROCESSES} app processes on one Redis, one rule and key`, () => {
+  let redis: TestRedis;
+  const apps: AppProcess[] = [];
+
+  beforeAll(async () => {
+    assertBuilt();
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await Promise.all(apps.splice(0).map(stopAppProcess));
+    await redis?.stop();
+  });
+
+  it(`admits exactly ${LIMIT} of ${REQUESTS} requests fired at once across the ${PROCESSES} apps, and refuses the rest with 429`, async () => {
+    const prefix = uniquePrefix();
+    const now = 1_700_000_000_000 + 7 * 60_000;
+    apps.push(...(await Promise.all(Array.from({ length: PROCESSES }, () => startAppProcess(redis.url, prefix, now)))));
+    const ports = apps.map((a) => a.port);
+    expect(new Set(ports).size).toBe(PROCESSES);
+
+    const statuses = await Promise.all(
+      Array.from({ length: REQUESTS }, async (_, i) => {
+        const port = ports[i % PROCESSES];
+        const response = await fetch(`http://127.0.0.1:${port}/orders`, { method: 'POST', headers: { 'x-tenant': 'acme' } });
+        const body = (await response.json()) as { pid?: number };
+        return { port, status: response.status, pid: body.pid };
+      }),
+    );
+
+    const count = (status: number) => statuses.filter((s) => s.status === status).length;
+    const degraded = await Promise.all(ports.map(async (port) => ((await (await fetch(`http://127.0.0.1:${port}/orders/stats`)).json()) as { degraded: number }).degraded));
+    expect({ admitted: count(200), refused: count(429), degraded }).toEqual({ admitted: LIMIT, refused: REQUESTS - LIMIT, degraded: [0, 0, 0] });
+    // Each app answered its share, and the admissions were not all one process's.
+    for (const port of ports) expect(statuses.filter((s) => s.port === port)).toHaveLength(REQUESTS / PROCESSES);
+    expect(new Set(statuses.filter((s) => s.status === 200).map((s) => s.pid)).size).toBeGreaterThan(1);
+  });
+});
