@@ -24,7 +24,7 @@ const logger = new Logger('RateLimit');
 function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metrics: RateLimitMetrics) {
   if (handle.store instanceof MemoryStore) return handle.store;
   const errors = new ThrottledLog(logger);
-  return new ResilientStore(handle.store, new MemoryStore({ keyPrefix: settings.keyPrefix, clock: settings.clock }), {
+  const store = new ResilientStore(handle.store, new MemoryStore({ keyPrefix: settings.keyPrefix, clock: settings.clock }), {
     timeoutMs: settings.timeoutMs,
     failurePolicy: settings.failurePolicy,
     circuitBreaker: settings.circuitBreaker,
@@ -38,6 +38,9 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
       if (state === 'closed') logger.log('Circuit to the rate-limit store closed: deciding on the store again');
     },
   });
+  // A reconnected client is the best sign Redis is back: probe at once rather than at the end of the interval.
+  handle.client?.on('ready', () => store.breaker.probeNow());
+  return store;
 }
 
 /**

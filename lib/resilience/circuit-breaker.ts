@@ -61,6 +61,11 @@ export class CircuitBreaker {
     return false;
   }
 
+  /** Something else says the store is back (the client reconnected): let the next call probe now. */
+  probeNow(): void {
+    if (this.current === 'open') this.openUntil = this.clock();
+  }
+
   success(): void {
     this.failures = 0;
     this.probing = false;

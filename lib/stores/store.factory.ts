@@ -38,7 +38,8 @@ export function safeClientOptions(timeoutMs: number): RedisOptions {
     connectTimeout: Math.max(1_000, timeoutMs * 10),
     // A socket left to close on its own would hold the process for ioredis's default 2 s after app.close().
     disconnectTimeout: 200,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    // Reconnecting to a local or nearby server is cheap, and every second away is a second of degraded decisions.
+    retryStrategy: (attempt) => Math.min(attempt * 50, 500),
     // Connected at bootstrap: a start-up that fails earlier leaves no socket behind.
     lazyConnect: true,
   };

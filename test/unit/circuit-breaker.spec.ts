@@ -68,4 +68,11 @@ describe('CircuitBreaker', () => {
     fail(breaker, 3);
     expect(breaker.retryInMs).toBe(500);
   });
+
+  it('lets a probe through at once when told the store is back', () => {
+    const { breaker } = make();
+    fail(breaker, 3);
+    breaker.probeNow();
+    expect([breaker.tryAcquire(), breaker.state]).toEqual([true, 'half-open']);
+  });
 });
