@@ -1,0 +1,149 @@
+// The Nest app under load in the HTTP bench: Express, one route `GET /ping` answering "ok", and one of four
+// guards (none, our RateLimitGuard with a given algorithm, @nestjs/throttler + @nest-lab/throttler-storage-redis).
+// Plain ESM: decorators are applied by hand (Controller()(cls), Get()(proto, name, descriptor), Module()(cls)).
+//
+// Used two ways:
+// - as a child process (the bench's default): `node test/bench/http/server.mjs` with the case in the env var
+//   BENCH_HTTP_CASE (JSON); it listens on 127.0.0.1:<free port>, sends { type: 'listening', port } over IPC,
+//   answers { type: 'reset-stats' } and { type: 'stats' } (our guard's decision counters), and closes the app and
+//   exits on { type: 'stop' } (a clean exit, so --cpu-prof writes its profile);
+// - in-process, through `startBenchApp(config)` (BENCH_HTTP_INPROCESS=1), to compare the two set-ups.
+import { Controller, Get, Module } from '@nestjs/common';
+import { APP_GUARD, NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
+import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
+import { Redis } from 'ioredis';
+import { RateLimitModule } from '../../../dist/index.js';
+
+/** Limit high enough that no request of a run is refused: the bench measures the cost of admitting. */
+export const HUGE_LIMIT = 1e9;
+
+class PingController {
+  ping() {
+    return 'ok';
+  }
+}
+Controller()(PingController);
+Get('ping')(PingController.prototype, 'ping', Object.getOwnPropertyDescriptor(PingController.prototype, 'ping'));
+
+/**
+ * The imports and providers of one case. `redis` is an ioredis client made the same way for both limiters
+ * (default options: auto-pipelining off), passed in, so neither module owns or tunes its connection.
+ */
+function guardModule(config, redis) {
+  switch (config.guard) {
+    case 'none':
+      return { imports: [], providers: [] };
+    case 'ours':
+      return {
+        imports: [
+          RateLimitModule.forRoot({
+            store: redis,
+            globalGuard: true,
+            defaultRule: { limit: HUGE_LIMIT, window: '1m', algorithm: config.algorithm },
+            ...(config.headers === undefined ? {} : { headers: config.headers }),
+            ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
+          }),
+        ],
+        providers: [],
+      };
+    case 'throttler':
+      return {
+        imports: [
+          ThrottlerModule.forRoot({
+            throttlers: [{ ttl: 60_000, limit: HUGE_LIMIT }],
+            storage: new ThrottlerStorageRedisService(redis),
+          }),
+        ],
+        providers: [{ provide: APP_GUARD, useClass: ThrottlerGuard }],
+      };
+    default:
+      throw new Error(`unknown guard ${JSON.stringify(config.guard)}`);
+  }
+}
+
+/** prom-client's global registry, where our module reports its metrics (when prom-client is installed). */
+async function metricsRegistry() {
+  try {
+    const prom = await import('prom-client');
+    return (prom.default ?? prom).register;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Our guard's own account of its decisions since the last reset, from its Prometheus metrics: how many the
+ * store made (allowed / rejected) and how many the failure policy made because Redis was slow or the circuit
+ * open ("degraded": then the request was not decided in Redis at all). Zeros for the other guards.
+ */
+async function decisionStats(registry) {
+  const stats = { allowed: 0, rejected: 0, degraded: 0, storeErrors: 0 };
+  if (!registry) return stats;
+  for (const metric of await registry.getMetricsAsJSON()) {
+    if (metric.name === 'rate_limit_decisions_total') for (const v of metric.values) stats[v.labels.result] = (stats[v.labels.result] ?? 0) + v.value;
+    if (metric.name === 'rate_limit_store_errors_total') for (const v of metric.values) stats.storeErrors += v.value;
+  }
+  return stats;
+}
+
+/**
+ * Builds and starts the app of one case on 127.0.0.1:0. config: { guard: 'none'|'ours'|'throttler', algorithm?,
+ * headers?, timeoutMs? (ours), autoPipelining? (the ioredis client's, default off), trustProxy: boolean, redisPort }. Returns { port, close() }.
+ */
+export async function startBenchApp(config) {
+  const redis =
+    config.guard === 'none' ? null : new Redis({ host: '127.0.0.1', port: config.redisPort, enableAutoPipelining: config.autoPipelining === true });
+  if (redis) await redis.ping(); // connected before the first request
+  const { imports, providers } = guardModule(config, redis);
+  class BenchAppModule {}
+  Module({ imports, controllers: [PingController], providers })(BenchAppModule);
+
+  const app = await NestFactory.create(BenchAppModule, new ExpressAdapter(), { logger: ['error'] });
+  // Express's req.ip then takes the client address from X-Forwarded-For: both guards key on req.ip here.
+  if (config.trustProxy) app.getHttpAdapter().getInstance().set('trust proxy', true);
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address();
+  const registry = await metricsRegistry();
+  return {
+    port,
+    /** Zeroes the decision counters (after the warm-up). */
+    resetStats: () => registry?.resetMetrics(),
+    stats: () => decisionStats(registry),
+    async close() {
+      await app.close();
+      if (redis) await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+async function runAsChild() {
+  const config = JSON.parse(process.env.BENCH_HTTP_CASE);
+  const server = await startBenchApp(config);
+  process.on('message', async (message) => {
+    switch (message?.type) {
+      case 'reset-stats':
+        server.resetStats();
+        process.send({ type: 'reset-stats' });
+        break;
+      case 'stats':
+        process.send({ type: 'stats', stats: await server.stats() });
+        break;
+      case 'stop':
+        await server.close();
+        process.disconnect?.();
+        process.exit(0);
+    }
+  });
+  // The bench died without saying stop: don't linger.
+  process.on('disconnect', () => process.exit(0));
+  process.send({ type: 'listening', port: server.port, pid: process.pid });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  runAsChild().catch((error) => {
+    process.stderr.write(`bench app failed to start: ${error?.stack ?? error}\n`);
+    process.exit(1);
+  });
+}
