@@ -59,16 +59,20 @@ export class RateLimitGuard implements CanActivate {
       const policy = policies[i];
       let tracker: string;
       if (policy.key.kind === 'ip') {
-        tracker = `ip:${(ip ??= await this.getTracker(request, context))}`;
+        if (ip === undefined) ip = await this.getTracker(request, context);
+        tracker = `ip:${ip}`;
       } else {
-        const value = await resolveRequestKey(policy.key, request as KeyedRequest, context);
+        const resolved = resolveRequestKey(policy.key, request as KeyedRequest, context);
+        // Only function keys can be asynchronous; the others need no turn of the event loop.
+        const value = resolved instanceof Promise ? await resolved : resolved;
         if (value !== undefined) {
           tracker = `${policy.key.label}:${value}`;
         } else if (policy.keyRequired) {
           throw new BadRequestException(`Rate limit key "${policy.key.label}" is missing from the request`);
         } else {
           // Never one shared bucket for everyone without the key: per client IP, apart from the keyed trackers.
-          tracker = `no-${policy.key.label}:ip:${(ip ??= await this.getTracker(request, context))}`;
+          if (ip === undefined) ip = await this.getTracker(request, context);
+          tracker = `no-${policy.key.label}:ip:${ip}`;
         }
       }
       entries[i] = { key: this.generateKey(context, tracker, policy), rule: policy.rule, cost: policy.cost };

@@ -89,10 +89,14 @@ ALGORITHMS['sw'] = {
       if cost == 0 then
         return true, r.limit - total, newest and (newest + r.window - now) or 0, 0
       end
+      local was_newest = newest
       newest = math.max(current, newest or current)
       if apply then
         redis.call('HINCRBY', r.key, sw_field(r, live, index, base), cost)
-        redis.call('PEXPIRE', r.key, ceil_ms(newest + r.window - now))
+        -- The key lives until its newest cell leaves the window: set when that cell is new, not on every write.
+        if newest ~= was_newest then
+          redis.call('PEXPIRE', r.key, ceil_ms(newest + r.window - now))
+        end
       end
       return true, r.limit - total - cost, newest + r.window - now, 0
     end

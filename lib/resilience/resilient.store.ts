@@ -144,14 +144,22 @@ function isStoreFailure(error: unknown): boolean {
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout>;
-  const timeout = new Promise<never>((_, reject) => {
+  // One promise and one timer per call: this wraps every decision.
+  return new Promise<T>((resolve, reject) => {
     // Timers run before I/O in Node's event loop: after the loop was blocked for longer than `ms`, the reply may
     // already be waiting in the socket. Giving up only after the next I/O phase lets a reply Redis sent in time
     // win; giving up on it would leave counted in Redis a request the failure policy decided (and counted) too.
-    timer = setTimeout(() => setImmediate(() => reject(new RateLimitTimeoutError(ms))), ms);
+    const timer = setTimeout(() => setImmediate(() => reject(new RateLimitTimeoutError(ms))), ms);
+    // A call we gave up on settles later into a promise already settled: no unhandled rejection.
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  // The late settlement of a call we gave up on must not surface as an unhandled rejection.
-  promise.catch(() => undefined);
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -41,7 +41,13 @@ export class RateLimitDeadlineError extends Error {
 const CLOCK_SYNC_MS = 60_000;
 
 const COMBINED = 'rateLimitAll' as const;
-const commandName = (script: string): `rateLimit${string}` => `rateLimit${script.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase())}`;
+const COMMAND_NAMES = new Map<string, `rateLimit${string}`>();
+/** `sliding-window` -> `rateLimitSlidingWindow`, worked out once per script (this is on every decision's path). */
+function commandName(script: string): `rateLimit${string}` {
+  let name = COMMAND_NAMES.get(script);
+  if (!name) COMMAND_NAMES.set(script, (name = `rateLimit${script.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase())}`));
+  return name;
+}
 
 /**
  * Decides in Redis, atomically, with one Lua script per algorithm registered through ioredis's `defineCommand`
