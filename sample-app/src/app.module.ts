@@ -9,6 +9,7 @@ import { rateLimitOptions } from './config/rate-limit-options.factory.js';
 import { rateLimitConfig } from './config/rate-limit.config.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { MetricsRegistry } from './metrics/metrics.registry.js';
 import { RateLimitModule } from 'nestjs-redis-rate-limit';
 import { SmsModule } from './sms/sms.module.js';
 
@@ -33,8 +34,10 @@ export class AppModule {
           isGlobal: true,
           // Every route gets the default rule (per client IP) unless it says @SkipRateLimit().
           globalGuard: true,
-          inject: [ConfigService],
-          useFactory: (config: ConfigService) => rateLimitOptions(config, options.clock),
+          // The library's own metrics (decisions, store errors, circuit state) go to the app's registry, served at /metrics.
+          imports: [MetricsModule],
+          inject: [ConfigService, MetricsRegistry],
+          useFactory: (config: ConfigService, metrics: MetricsRegistry) => ({ ...rateLimitOptions(config, options.clock), metrics: { registry: metrics.registry } }),
         }),
         MetricsModule,
         HealthModule,

@@ -7,5 +7,6 @@ import { RateLimitRejectionsFilter } from './rate-limit-rejections.filter.js';
 @Module({
   controllers: [MetricsController],
   providers: [MetricsRegistry, { provide: APP_FILTER, useClass: RateLimitRejectionsFilter }],
+  exports: [MetricsRegistry],
 })
 export class MetricsModule {}

@@ -29,6 +29,13 @@ describe.each(SAMPLE_STORES)('GET /metrics on the %s store', (store) => {
     expect(await scrape(sample)).toContain('sample_rate_limit_rejections_total{route="/api/items"} 2');
   });
 
+  it("exposes the library's own decision metrics next to the app's", async () => {
+    await request(sample.server).get('/api/items').expect(200);
+    const text = await scrape(sample);
+    expect(text).toMatch(/rate_limit_decisions_total\{rule="default",result="allowed"\} [1-9]/);
+    expect(text).toContain('rate_limit_circuit_state');
+  });
+
   it('counts a refusal on a route with a parameter under the pattern, not the URL', async () => {
     await request(sample.server).get('/api/items/1').set('X-Api-Key', 'k').expect(200);
     await request(sample.server).get('/api/items/2').set('X-Api-Key', 'k').expect(429);
