@@ -182,8 +182,11 @@ export class RateLimitService {
     if (this.metrics) {
       for (let i = 0; i < entries.length; i++) {
         const d = result.decisions[i];
-        this.metrics.decision(entries[i].rule.name, d.degraded ? 'degraded' : d.allowed ? 'allowed' : 'rejected', durationMs / 1000);
+        // A rule that would have admitted a request another rule refused decided nothing: it is not counted.
+        if (!result.allowed && d.allowed) continue;
+        this.metrics.decision(entries[i].rule.name, d.degraded ? 'degraded' : d.allowed ? 'allowed' : 'rejected');
       }
+      this.metrics.duration(durationMs / 1000);
     }
     // The store's refusal is recorded; the cache's repeats of it would cost a Redis write each, in a flood.
     if (!result.allowed && this.audit && !fromBlockCache) {

@@ -2,8 +2,10 @@ import type { CircuitState } from '../resilience/circuit-breaker.js';
 
 /** What the module reports; a no-op when prom-client is not installed or metrics are off. */
 export interface RateLimitMetrics {
-  /** One decision of one rule; `seconds` is the whole decision's latency (Prometheus counts in seconds). */
-  decision(rule: string, result: 'allowed' | 'rejected' | 'degraded', seconds: number): void;
+  /** One rule's part in a decision. */
+  decision(rule: string, result: 'allowed' | 'rejected' | 'degraded'): void;
+  /** One request's decision took this long, in seconds (Prometheus counts in seconds). */
+  duration(seconds: number): void;
   storeError(operation: string): void;
   circuit(state: CircuitState): void;
   blockCacheHit(): void;
@@ -16,7 +18,7 @@ export interface RateLimitMetricsOptions {
   prefix?: string;
 }
 
-const NOOP: RateLimitMetrics = { decision() {}, storeError() {}, circuit() {}, blockCacheHit() {} };
+const NOOP: RateLimitMetrics = { decision() {}, duration() {}, storeError() {}, circuit() {}, blockCacheHit() {} };
 const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 0.5, open: 1 };
 
 type PromClient = typeof import('prom-client');
@@ -38,17 +40,15 @@ export async function createMetrics(options: RateLimitMetricsOptions | false | u
   const prefix = options?.prefix ?? 'rate_limit_';
   const metric = <T>(name: string, make: () => T): T => (registry.getSingleMetric(`${prefix}${name}`) as T | undefined) ?? make();
 
-  const decisions = metric('decisions_total', () => new prom.Counter({ name: `${prefix}decisions_total`, help: 'Rate-limit decisions by rule and result (degraded: decided by the failure policy).', labelNames: ['rule', 'result'], registers: [registry] }));
+  const decisions = metric('decisions_total', () => new prom.Counter({ name: `${prefix}decisions_total`, help: 'Rate-limit decisions by rule and result: admitted requests per rule, refusals per refusing rule (degraded: decided by the failure policy).', labelNames: ['rule', 'result'], registers: [registry] }));
   const errors = metric('store_errors_total', () => new prom.Counter({ name: `${prefix}store_errors_total`, help: 'Store (Redis) failures and timeouts, by operation.', labelNames: ['operation'], registers: [registry] }));
   const latency = metric('decision_duration_seconds', () => new prom.Histogram({ name: `${prefix}decision_duration_seconds`, help: 'Time to decide one request, store round trip included.', buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25], registers: [registry] }));
   const circuit = metric('circuit_state', () => new prom.Gauge({ name: `${prefix}circuit_state`, help: 'Circuit breaker in front of the store: 0 closed, 0.5 half-open, 1 open.', registers: [registry] }));
   const hits = metric('local_block_hits_total', () => new prom.Counter({ name: `${prefix}local_block_hits_total`, help: 'Refusals answered by the local block cache without a store call.', registers: [registry] }));
   circuit.set(0);
   return {
-    decision(rule, result, seconds) {
-      decisions.inc({ rule, result });
-      latency.observe(seconds);
-    },
+    decision: (rule, result) => decisions.inc({ rule, result }),
+    duration: (seconds) => latency.observe(seconds),
     storeError: (operation) => errors.inc({ operation }),
     circuit: (state) => circuit.set(CIRCUIT_VALUE[state]),
     blockCacheHit: () => hits.inc(),
