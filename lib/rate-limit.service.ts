@@ -5,11 +5,12 @@ import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import type { RateLimitSettings } from './config/module-options.validator.js';
 import { retryAfterMs } from './http/rate-limit.headers.js';
 import type { Decision, MultiDecision } from './interfaces/decision.interface.js';
-import type { RateLimitDecisionEvent, RateLimitDecoratorOptions, RateLimitPolicyOptions } from './interfaces/rate-limit-options.interface.js';
+import type { RateLimitDecoratorOptions, RateLimitPolicyOptions } from './interfaces/rate-limit-options.interface.js';
 import type { RateLimitRule } from './interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from './interfaces/store.interface.js';
 import type { RateLimitMetrics } from './observability/rate-limit.metrics.js';
 import type { RejectionAudit } from './observability/rejection.audit.js';
+import { DecisionObserver } from './observability/decision.observer.js';
 import { RATE_LIMIT_AUDIT, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
 import { RateLimitExceededException } from './rate-limit.exception.js';
 import { LocalBlockCache } from './resilience/local-block.cache.js';
@@ -38,15 +39,17 @@ export class RateLimitService {
   /** Refusals remembered in-process (guard path); undefined when `blockCache` is off. */
   readonly blockCache?: LocalBlockCache;
   private blockCacheVersion: number;
+  private readonly observer: DecisionObserver;
 
   constructor(
     @Inject(RATE_LIMIT_STORE) readonly store: RateLimitStore,
     private readonly policies: RateLimitPolicies,
     @Inject(RATE_LIMIT_SETTINGS) private readonly settings: RateLimitSettings,
     @Optional() @Inject(RATE_LIMIT_METRICS) private readonly metrics?: RateLimitMetrics,
-    @Optional() @Inject(RATE_LIMIT_AUDIT) private readonly audit?: RejectionAudit | null,
+    @Optional() @Inject(RATE_LIMIT_AUDIT) audit?: RejectionAudit | null,
   ) {
     if (settings.blockCacheKeys > 0) this.blockCache = new LocalBlockCache(settings.blockCacheKeys, settings.clock);
+    this.observer = new DecisionObserver(settings, metrics, audit);
     this.blockCacheVersion = policies.version;
   }
 
@@ -55,7 +58,7 @@ export class RateLimitService {
     const entries = [{ key, rule: this.rule(rule), cost }];
     const started = performance.now();
     const decision = await this.store.consume(key, entries[0].rule, cost);
-    this.observe(entries, { allowed: decision.allowed, decisions: [decision] }, started, false);
+    this.observer.observe(entries, { allowed: decision.allowed, decisions: [decision] }, started, false);
     return decision;
   }
 
@@ -69,7 +72,7 @@ export class RateLimitService {
     const { entries, defaultCost } = this.entries(keyOrEntries, rulesOrCost, cost);
     const started = performance.now();
     const result = await this.store.consumeAll(entries, defaultCost);
-    this.observe(entries, result, started, false);
+    this.observer.observe(entries, result, started, false);
     return result;
   }
 
@@ -105,7 +108,7 @@ export class RateLimitService {
     const result = entries.length === 1
       ? await this.store.consume(entries[0].key, entries[0].rule, entries[0].cost ?? defaultCost).then((d) => ({ allowed: d.allowed, decisions: [d] }))
       : await this.store.consumeAll(entries, defaultCost);
-    this.observe(entries, result, started, false);
+    this.observer.observe(entries, result, started, false);
     if (!result.allowed) {
       const message = typeof this.settings.errorMessage === 'string' ? this.settings.errorMessage : 'Too Many Requests';
       throw new RateLimitExceededException(message, retryAfterMs(result.decisions.map((decision, i) => ({ rule: entries[i].rule, decision }))), result.decisions);
@@ -131,7 +134,7 @@ export class RateLimitService {
       const cached = cache.get(signature);
       if (cached) {
         this.metrics?.blockCacheHit();
-        this.observe(entries, cached, started, true);
+        this.observer.observe(entries, cached, started, true);
         return cached;
       }
     }
@@ -144,7 +147,7 @@ export class RateLimitService {
     }
     // A degraded refusal says nothing about the key: it must not outlive the outage.
     if (cache && !result.allowed && !result.decisions.some((d) => d.degraded)) cache.set(signature, result, retryAfterMs(result.decisions.map((decision, i) => ({ rule: entries[i].rule, decision }))));
-    this.observe(entries, result, started, false);
+    this.observer.observe(entries, result, started, false);
     return result;
   }
 
@@ -173,32 +176,6 @@ export class RateLimitService {
       entries: keyOrEntries.map((e) => ({ key: e.key, rule: this.rule(e.rule), cost: e.cost })),
       defaultCost: typeof rulesOrCost === 'number' ? rulesOrCost : 1,
     };
-  }
-
-  /** Metrics, hooks and the audit trail, for every decision the module makes. */
-  private observe(entries: readonly RuleKey[], result: MultiDecision, started: number, fromBlockCache: boolean): void {
-    const { onDecision, onRejected } = this.settings;
-    const durationMs = performance.now() - started;
-    if (this.metrics) {
-      for (let i = 0; i < entries.length; i++) {
-        const d = result.decisions[i];
-        // A rule that would have admitted a request another rule refused decided nothing: it is not counted.
-        if (!result.allowed && d.allowed) continue;
-        this.metrics.decision(entries[i].rule.name, d.degraded ? 'degraded' : d.allowed ? 'allowed' : 'rejected');
-      }
-      this.metrics.duration(durationMs / 1000);
-    }
-    // The store's refusal is recorded; the cache's repeats of it would cost a Redis write each, in a flood.
-    if (!result.allowed && this.audit && !fromBlockCache) {
-      result.decisions.forEach((d, i) => {
-        if (!d.allowed) this.audit!.record({ rule: entries[i].rule.name, key: entries[i].key, retryAfterMs: d.retryAfterMs, degraded: d.degraded });
-      });
-    }
-    if (onDecision || (onRejected && !result.allowed)) {
-      const event: RateLimitDecisionEvent = { entries: entries.map((e) => ({ key: e.key, rule: e.rule.name })), result, durationMs, fromBlockCache };
-      onDecision?.(event);
-      if (!result.allowed) onRejected?.(event);
-    }
   }
 }
 

@@ -1,0 +1,41 @@
+import type { RateLimitSettings } from '../config/module-options.validator.js';
+import type { MultiDecision } from '../interfaces/decision.interface.js';
+import type { RateLimitDecisionEvent } from '../interfaces/rate-limit-options.interface.js';
+import type { RuleKey } from '../interfaces/store.interface.js';
+import type { RateLimitMetrics } from './rate-limit.metrics.js';
+import type { RejectionAudit } from './rejection.audit.js';
+
+/** Tells metrics, the audit trail and the user's hooks about every decision the module makes. */
+export class DecisionObserver {
+  constructor(
+    private readonly settings: Pick<RateLimitSettings, 'onDecision' | 'onRejected'>,
+    private readonly metrics?: RateLimitMetrics,
+    private readonly audit?: RejectionAudit | null,
+  ) {}
+
+  /** Metrics, hooks and the audit trail, for every decision the module makes. */
+  observe(entries: readonly RuleKey[], result: MultiDecision, started: number, fromBlockCache: boolean): void {
+    const { onDecision, onRejected } = this.settings;
+    const durationMs = performance.now() - started;
+    if (this.metrics) {
+      for (let i = 0; i < entries.length; i++) {
+        const d = result.decisions[i];
+        // A rule that would have admitted a request another rule refused decided nothing: it is not counted.
+        if (!result.allowed && d.allowed) continue;
+        this.metrics.decision(entries[i].rule.name, d.degraded ? 'degraded' : d.allowed ? 'allowed' : 'rejected');
+      }
+      this.metrics.duration(durationMs / 1000);
+    }
+    // The store's refusal is recorded; the cache's repeats of it would cost a Redis write each, in a flood.
+    if (!result.allowed && this.audit && !fromBlockCache) {
+      result.decisions.forEach((d, i) => {
+        if (!d.allowed) this.audit!.record({ rule: entries[i].rule.name, key: entries[i].key, retryAfterMs: d.retryAfterMs, degraded: d.degraded });
+      });
+    }
+    if (onDecision || (onRejected && !result.allowed)) {
+      const event: RateLimitDecisionEvent = { entries: entries.map((e) => ({ key: e.key, rule: e.rule.name })), result, durationMs, fromBlockCache };
+      onDecision?.(event);
+      if (!result.allowed) onRejected?.(event);
+    }
+  }
+}
