@@ -1,7 +1,7 @@
 // Closed-loop load: N workers, each issuing its next call as soon as the previous one settles.
 
 /** Small seeded PRNG (mulberry32), so every case, and every run, sees the same sequence of keys. */
-function mulberry32(seed) {
+export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

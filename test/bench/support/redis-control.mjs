@@ -3,7 +3,7 @@
 // is resumed and killed when the process ends, however it ends (normal exit, error, Ctrl-C), so a failed bench
 // never leaves a stopped redis-server behind.
 import { spawn } from 'node:child_process';
-import { freePort } from './redis-process.mjs';
+import { freePort, waitForReady } from './redis-process.mjs';
 
 const live = new Set();
 let guarded = false;
@@ -34,25 +34,6 @@ function guardProcess() {
   }
 }
 
-function waitForReady(child, timeoutMs) {
-  return new Promise((resolve) => {
-    let out = '';
-    const done = (ready) => {
-      clearTimeout(timer);
-      child.stdout.removeListener('data', onData);
-      child.removeListener('exit', onExit);
-      resolve(ready);
-    };
-    const onData = (chunk) => {
-      out += chunk.toString();
-      if (out.includes('Ready to accept connections')) done(true);
-    };
-    const onExit = () => done(false);
-    const timer = setTimeout(() => done(false), timeoutMs);
-    child.stdout.on('data', onData);
-    child.once('exit', onExit);
-  });
-}
 
 /**
  * Starts `redis-server --port <free> --bind 127.0.0.1 --save "" --appendonly no` and waits until it accepts

@@ -25,7 +25,7 @@ export function freePort() {
 }
 
 /** Resolves true once the server logs that it is ready, false if it exits or stays silent for too long. */
-function waitForReady(child, timeoutMs) {
+export function waitForReady(child, timeoutMs) {
   return new Promise((resolve) => {
     let out = '';
     const done = (ready) => {

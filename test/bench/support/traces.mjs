@@ -1,17 +1,7 @@
 // Arrival traces for the accuracy bench, and the measures taken on what a limiter admitted from them.
 // Times are in ms from the start of the trace; whole ms, so an injected clock replays them exactly.
 
-/** Seeded PRNG (mulberry32): the same trace on every run. */
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from './load.mjs';
 
 /** Constant rate of `factor` x the limit: what a well-behaved but over-eager client sends. */
 export function steadyTrace({ limit, windowMs, windows, factor = 1.5 }) {
