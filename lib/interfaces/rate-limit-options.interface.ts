@@ -57,8 +57,10 @@ export interface RateLimitRulesConfig {
 
 export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   /**
-   * Where limits are decided: an ioredis `Redis` or `Cluster` (left open on shutdown), ioredis options or a
-   * `redis://` URL (a client the module creates and closes), `'memory'`, or any `RateLimitStore`.
+   * Where limits are decided: an ioredis `Redis` or `Cluster` (left open on shutdown); ioredis options (Sentinel
+   * included), a `redis://` URL or `{ cluster: nodes }` (a client the module creates with `safeClientOptions`,
+   * connects at bootstrap and closes); `'memory'`; or any `RateLimitStore` (used as given: `keyPrefix` and `clock`
+   * do not apply to it).
    * @default 'memory'
    */
   store?: 'memory' | string | Redis | Cluster | RedisOptions | RateLimitClusterOptions | RateLimitStore;
@@ -69,7 +71,8 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   /**
    * Which proxies may set the client IP through `X-Forwarded-For`, as Express's `trust proxy` setting: `true`
    * (any), a hop count, or addresses / CIDR ranges / `'loopback'`, `'uniquelocal'`. Unset: the platform decides
-   * (Express `app.set('trust proxy')`, Fastify `trustProxy`), which by default trusts none.
+   * (Express `app.set('trust proxy')`, Fastify `trustProxy`), which by default trusts none. `false` overrides a
+   * platform that trusts proxies.
    * @default undefined
    */
   trustProxy?: boolean | number | string | readonly string[];
