@@ -22,7 +22,7 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import { MemoryStore, RedisStore, defineRule } from '../../dist/index.js';
 import { envInteger, environmentHeader, runMain, startGuardedServer, writeResult } from './support/environment.mjs';
-import { markdownTable } from './support/report.mjs';
+import { markdownTable, goalsSection } from './support/report.mjs';
 import { lineChart } from './support/svg-chart.mjs';
 import { burstyTrace, maxInSpan, poissonTrace, rollingCounts, steadyTrace } from './support/traces.mjs';
 
@@ -246,11 +246,7 @@ function report(redisVersion, rows) {
     '',
     ...Object.keys(TRACES).map((t) => `![${t}](accuracy-${t}.svg)`),
     '',
-    '## Goals',
-    '',
-    ...goalList.map((g) => `- **${g.met ? 'met' : 'NOT met'}**: ${g.text}`),
-    '',
-    `${goalList.filter((g) => g.met).length} of ${goalList.length} goals met.`,
+    goalsSection(goalList),
     '',
   ].join('\n');
 }

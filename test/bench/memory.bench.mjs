@@ -15,7 +15,7 @@ import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import { RedisStore, defineRule } from '../../dist/index.js';
 import { envInteger, environmentHeader, runMain, startGuardedServer, writeResult } from './support/environment.mjs';
-import { markdownTable } from './support/report.mjs';
+import { markdownTable, goalsSection } from './support/report.mjs';
 import { barChart } from './support/svg-chart.mjs';
 
 const ALGORITHMS = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
@@ -228,11 +228,7 @@ function report(redisVersion, rows) {
     '',
     '![bytes per key](memory-bytes-per-key.svg)',
     '',
-    '## Goals',
-    '',
-    ...goalList.map((g) => `- **${g.met ? 'met' : 'NOT met'}**: ${g.text}`),
-    '',
-    `${goalList.filter((g) => g.met).length} of ${goalList.length} goals met.`,
+    goalsSection(goalList),
     '',
   ].join('\n');
 }

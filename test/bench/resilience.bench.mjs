@@ -27,7 +27,7 @@ import { MemoryStore, RateLimitPolicies, RateLimitService, RedisStore, Resilient
 // Not exported from the package; the service needs the settings the module would have validated.
 import { validateModuleOptions } from '../../dist/config/module-options.validator.js';
 import { envInteger, environmentHeader, measuredMs, runMain, writeResult } from './support/environment.mjs';
-import { keySequence } from './support/load.mjs';
+import { keySequence, LatencyRecorder } from './support/load.mjs';
 import { startFaultableRedis } from './support/redis-control.mjs';
 import { redisServerVersion } from './support/redis-process.mjs';
 import { goalsSection, markdownTable } from './support/report.mjs';
@@ -67,30 +67,18 @@ const nowNs = () => process.hrtime.bigint();
 
 // ---- measuring ----
 
-/** Latencies in ns; nearest-rank percentiles in ms. */
-class Latencies {
-  values = new Float64Array(1 << 16);
-  count = 0;
-
-  add(ns) {
-    if (this.count === this.values.length) {
-      const grown = new Float64Array(this.values.length * 2);
-      grown.set(this.values);
-      this.values = grown;
-    }
-    this.values[this.count++] = ns;
-  }
-
+/** Latencies in ns; nearest-rank percentiles in ms, and how many waited (about) the whole timeout. */
+class Latencies extends LatencyRecorder {
   summary() {
-    const sorted = this.values.slice(0, this.count).sort();
-    const at = (p) => (this.count === 0 ? NaN : sorted[Math.max(0, Math.ceil(p * this.count) - 1)] / 1e6);
+    const [p50, p99, p999, max] = this.percentilesMs(0.5, 0.99, 0.999, 1);
     let over = 0;
     let paid = 0;
-    for (const v of sorted) {
+    for (let i = 0; i < this.count; i++) {
+      const v = this.values[i];
       if (v > TIMEOUT_MS * SLACK * 1e6) over++;
       if (v >= TIMEOUT_MS * PAID * 1e6) paid++;
     }
-    return { p50: at(0.5), p99: at(0.99), p999: at(0.999), max: at(1), overTimeout: over, paidTimeout: paid };
+    return { p50, p99, p999, max, overTimeout: over, paidTimeout: paid };
   }
 }
 

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { MemoryStore, RedisStore, defineRule } from '../../dist/index.js';
 import { keySequence, runClosedLoop } from './support/load.mjs';
-import { redisServerVersion, startRedisServer } from './support/redis-process.mjs';
+import { startGuardedServer } from './support/environment.mjs';
 import { environmentSection, format, goalsSection, resultsTable } from './support/report.mjs';
 
 const ALGORITHMS = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
@@ -262,26 +262,8 @@ function renderReport(env, rows) {
 
 // ---- main ----
 
-/** Kills our redis-server however the process ends: normal exit, error, Ctrl-C. */
-function guardServer(server) {
-  process.once('exit', () => server.killNow());
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    process.once(signal, () => {
-      process.stderr.write(`\n${signal}: stopping\n`);
-      server.killNow();
-      process.exit(130);
-    });
-  }
-  server.onUnexpectedExit((error) => {
-    process.stderr.write(`${error.message}\n`);
-    process.exit(1);
-  });
-}
-
 async function main() {
-  const redisVersion = redisServerVersion();
-  const server = await startRedisServer();
-  guardServer(server);
+  const { server, version: redisVersion } = await startGuardedServer();
   let rows;
   try {
     rows = await runAllCases(server);

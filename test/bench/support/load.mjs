@@ -35,7 +35,7 @@ export function keySequence({ keyCount, length = 1 << 20, seed = 0x5eed }) {
 }
 
 /** Latencies in ns, in a growable Float64Array (less GC churn than a JS array of a million numbers). */
-class LatencyRecorder {
+export class LatencyRecorder {
   values = new Float64Array(1 << 18);
   count = 0;
 
