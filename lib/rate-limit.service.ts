@@ -3,7 +3,7 @@ import { compilePolicy } from './config/policy.compiler.js';
 import { RateLimitConfigError } from './config/rate-limit-config.error.js';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import type { RateLimitSettings } from './config/module-options.validator.js';
-import { retryAfterMs } from './http/rate-limit.headers.js';
+import { longestWaitMs } from './http/rate-limit.headers.js';
 import type { Decision, MultiDecision } from './interfaces/decision.interface.js';
 import type { RateLimitDecoratorOptions, RateLimitPolicyOptions } from './interfaces/rate-limit-options.interface.js';
 import type { RateLimitRule } from './interfaces/rule.interface.js';
@@ -71,7 +71,7 @@ export class RateLimitService {
   async consumeAll(keyOrEntries: string | readonly RuleRefEntry[], rulesOrCost?: readonly RuleRef[] | number, cost?: number): Promise<MultiDecision> {
     const { entries, defaultCost } = this.entries(keyOrEntries, rulesOrCost, cost);
     const started = performance.now();
-    const result = await this.store.consumeAll(entries, defaultCost);
+    const result = await this.run(entries, defaultCost);
     this.observer.observe(entries, result, started, false);
     return result;
   }
@@ -105,13 +105,11 @@ export class RateLimitService {
     const rules = typeof keyOrEntries === 'string' ? (Array.isArray(rulesOrCost) ? rulesOrCost : [rulesOrCost as RuleRef]) : rulesOrCost;
     const { entries, defaultCost } = this.entries(keyOrEntries, rules as readonly RuleRef[] | number | undefined, cost);
     const started = performance.now();
-    const result = entries.length === 1
-      ? await this.store.consume(entries[0].key, entries[0].rule, entries[0].cost ?? defaultCost).then((d) => ({ allowed: d.allowed, decisions: [d] }))
-      : await this.store.consumeAll(entries, defaultCost);
+    const result = await this.run(entries, defaultCost);
     this.observer.observe(entries, result, started, false);
     if (!result.allowed) {
       const message = typeof this.settings.errorMessage === 'string' ? this.settings.errorMessage : 'Too Many Requests';
-      throw new RateLimitExceededException(message, retryAfterMs(result.decisions.map((decision, i) => ({ rule: entries[i].rule, decision }))), result.decisions);
+      throw new RateLimitExceededException(message, longestWaitMs(result.decisions), result.decisions);
     }
     return result;
   }
@@ -138,17 +136,18 @@ export class RateLimitService {
         return cached;
       }
     }
-    let result: MultiDecision;
-    if (entries.length === 1) {
-      const decision = await this.store.consume(entries[0].key, entries[0].rule, entries[0].cost);
-      result = { allowed: decision.allowed, decisions: [decision] };
-    } else {
-      result = await this.store.consumeAll(entries);
-    }
+    const result = await this.run(entries, 1);
     // A degraded refusal says nothing about the key: it must not outlive the outage.
-    if (cache && !result.allowed && !result.decisions.some((d) => d.degraded)) cache.set(signature, result, retryAfterMs(result.decisions.map((decision, i) => ({ rule: entries[i].rule, decision }))));
+    if (cache && !result.allowed && !result.decisions.some((d) => d.degraded)) cache.set(signature, result, longestWaitMs(result.decisions));
     this.observer.observe(entries, result, started, false);
     return result;
+  }
+
+  /** One rule alone (the store's single-rule path), several all-or-nothing. */
+  private async run(entries: readonly RuleKey[], defaultCost: number): Promise<MultiDecision> {
+    if (entries.length > 1) return this.store.consumeAll(entries, defaultCost);
+    const decision = await this.store.consume(entries[0].key, entries[0].rule, entries[0].cost ?? defaultCost);
+    return { allowed: decision.allowed, decisions: [decision] };
   }
 
   /** Resolves a rule reference; unknown names throw a `RateLimitConfigError` listing the configured ones. */

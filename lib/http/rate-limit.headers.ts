@@ -35,8 +35,13 @@ export function rateLimitHeaders(mode: RateLimitHeadersMode, outcomes: readonly 
 
 /** The wait before the same request can pass: the longest among the rules that refused. */
 export function retryAfterMs(outcomes: readonly RuleOutcome[]): number {
+  return longestWaitMs(outcomes.map((o) => o.decision));
+}
+
+/** `retryAfterMs` of a request's decisions: the longest wait among those that refused. */
+export function longestWaitMs(decisions: readonly Decision[]): number {
   let wait = 0;
-  for (const { decision } of outcomes) {
+  for (const decision of decisions) {
     if (!decision.allowed) wait = Math.max(wait, decision.retryAfterMs < 0 ? decision.resetAfterMs : decision.retryAfterMs);
   }
   return wait;

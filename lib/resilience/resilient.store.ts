@@ -96,12 +96,7 @@ export class ResilientStore implements RateLimitStore {
   }
 
   private async guarded<T>(op: string, call: () => Promise<T>, degrade: (policy: FailurePolicy) => T | Promise<T>, rules: readonly RateLimitRule[]): Promise<T> {
-    let policy: FailurePolicy = 'open';
-    for (const rule of rules) {
-      const own = rule.failurePolicy ?? this.policy;
-      if (STRICTNESS[own] > STRICTNESS[policy]) policy = own;
-    }
-    if (!this.breaker.tryAcquire()) return this.degraded(policy, degrade);
+    if (!this.breaker.tryAcquire()) return this.degraded(rules, degrade);
     try {
       const result = await withTimeout(call(), this.timeoutMs);
       this.breaker.success();
@@ -110,11 +105,17 @@ export class ResilientStore implements RateLimitStore {
       if (!isStoreFailure(error)) throw error;
       this.breaker.failure();
       this.options.onError?.(error as Error, op);
-      return this.degraded(policy, degrade);
+      return this.degraded(rules, degrade);
     }
   }
 
-  private async degraded<T>(policy: FailurePolicy, degrade: (policy: FailurePolicy) => T | Promise<T>): Promise<T> {
+  /** Decides by the strictest failure policy among the request's rules (worked out only when it is needed). */
+  private async degraded<T>(rules: readonly RateLimitRule[], degrade: (policy: FailurePolicy) => T | Promise<T>): Promise<T> {
+    let policy: FailurePolicy = 'open';
+    for (const rule of rules) {
+      const own = rule.failurePolicy ?? this.policy;
+      if (STRICTNESS[own] > STRICTNESS[policy]) policy = own;
+    }
     this.options.onDegraded?.(policy);
     return mark(await degrade(policy), policy);
   }
