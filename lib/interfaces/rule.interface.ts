@@ -4,7 +4,7 @@ export type RateLimitAlgorithm = 'sliding-log' | 'sliding-window' | 'fixed-windo
 /** What decides while the store is unavailable: admit, refuse, or the embedded memory store. */
 export type FailurePolicy = 'open' | 'closed' | 'memory';
 
-/** A duration in milliseconds, or a string such as `'500ms'`, `'10s'`, `'1m'`, `'1h'`, `'1d'`. */
+/** A duration: milliseconds as a number, or a string with a unit in any form the `ms` package reads (`'500ms'`, `'10s'`, `'1min'`, `'2 hours'`, `'1d'`, `'1w'`); a string without a unit is refused. */
 export type Duration = number | string;
 
 /** A rule as users write it (in code, in config or from env vars, where numbers arrive as strings). */

@@ -15,14 +15,16 @@ describe('defineRule', () => {
   });
 
   it('accepts numbers that arrive as strings from env vars', () => {
-    expect(defineRule({ limit: '5', window: '60000', blockMs: '15m', algorithm: 'sliding-log' }, 'login')).toMatchObject({ limit: 5, windowMs: 60_000, blockMs: 900_000 });
+    expect(defineRule({ limit: '5', window: '60s', blockMs: '15m', algorithm: 'sliding-log' }, 'login')).toMatchObject({ limit: 5, windowMs: 60_000, blockMs: 900_000 });
   });
 
   it.each([
     [{ limit: 'abc', window: '1m' }, /"rules\.x\.limit": "abc" \(expected an integer of 1 or more\)/],
     [{ limit: -5, window: '1m' }, /"rules\.x\.limit": -5/],
     [{ limit: 1.5, window: '1m' }, /"rules\.x\.limit": 1\.5/],
-    [{ limit: 5, window: '1 minute' }, /"rules\.x\.window": "1 minute"/],
+    [{ limit: 5, window: '1 fortnight' }, /"rules\.x\.window": "1 fortnight"/],
+    [{ limit: 5, window: '60' }, /"rules\.x\.window": "60" \(expected a unit: "60s" for seconds or "60ms" for milliseconds/],
+    [{ limit: 5, window: '-1m' }, /"rules\.x\.window": "-1m"/],
     [{ limit: 5, window: 0 }, /"rules\.x\.window": 0/],
     [{ limit: 5, window: '1.0001s' }, /"rules\.x\.window": "1\.0001s".*whole milliseconds/],
     [{ limit: 5, window: '1m', algorithm: 'leaky' }, /"rules\.x\.algorithm": "leaky" \(expected one of sliding-log/],
@@ -49,13 +51,41 @@ describe('defineRule', () => {
 describe('parseDuration', () => {
   it.each([
     [250, 250],
-    ['250', 250],
     ['500ms', 500],
     ['10s', 10_000],
     ['1.5m', 90_000],
     ['1h', 3_600_000],
     ['1d', 86_400_000],
+    // Every unit spelling the `ms` package reads, any case, with or without a space.
+    ['1min', 60_000],
+    ['2 mins', 120_000],
+    ['1 minute', 60_000],
+    ['2 hours', 7_200_000],
+    ['3 hrs', 10_800_000],
+    ['1w', 604_800_000],
+    ['2 weeks', 1_209_600_000],
+    ['1y', 31_557_600_000],
+    ['5 secs', 5_000],
+    ['1 second', 1_000],
+    ['20 msecs', 20],
+    ['3 milliseconds', 3],
+    ['1D', 86_400_000],
+    ['.5s', 500],
+    [' 10s ', 10_000],
   ])('reads %p as %p ms', (input, ms) => {
     expect(parseDuration(input, 'window')).toBe(ms);
+  });
+
+  it('refuses a string without a unit, suggesting seconds or milliseconds', () => {
+    expect(() => parseDuration('60', 'window')).toThrow('Invalid rate limit option "window": "60" (expected a unit: "60s" for seconds or "60ms" for milliseconds');
+  });
+
+  it('names a field even when called without one', () => {
+    expect(() => parseDuration('1 fortnight')).toThrow(/option "duration": "1 fortnight"/);
+  });
+
+  it('reads "0" as no lockout where zero is allowed', () => {
+    expect(parseDuration('0', 'blockMs', { allowZero: true })).toBe(0);
+    expect(() => parseDuration('0', 'window')).toThrow(/"window": "0"/);
   });
 });
