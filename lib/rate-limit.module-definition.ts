@@ -6,7 +6,7 @@ import { RateLimitGuard } from './rate-limit.guard.js';
 export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, OPTIONS_TYPE, ASYNC_OPTIONS_TYPE } = new ConfigurableModuleBuilder<RateLimitModuleOptions>()
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createRateLimitOptions')
-  .setExtras<RateLimitModuleExtras>({ isGlobal: false, globalGuard: false }, (definition, extras) => ({
+  .setExtras<RateLimitModuleExtras>({ isGlobal: true, globalGuard: false }, (definition, extras) => ({
     ...definition,
     global: extras.isGlobal,
     providers: [...(definition.providers ?? []), ...(extras.globalGuard ? [{ provide: APP_GUARD, useClass: RateLimitGuard }] : [])],

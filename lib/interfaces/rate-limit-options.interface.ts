@@ -140,7 +140,11 @@ export interface RateLimitDecisionEvent {
 
 /** Module-level switches that shape the module itself rather than its options. */
 export interface RateLimitModuleExtras {
-  /** Register the module globally, so `RateLimitService` and the guard can be injected anywhere. @default false */
+  /**
+   * Register the module globally, so that `RateLimitService` can be injected and `@UseGuards(RateLimitGuard)` used in
+   * any module without importing `RateLimitModule` there (as `@nestjs/throttler` does). `false` keeps it to the
+   * modules that import it. @default true
+   */
   isGlobal?: boolean;
   /** Register `RateLimitGuard` as `APP_GUARD`: every route is limited by the default rule. @default false */
   globalGuard?: boolean;

@@ -56,6 +56,19 @@ class FeatureController {
 @Module({ controllers: [FeatureController] })
 class FeatureModule {}
 
+/** A module that uses RateLimitGuard without importing RateLimitModule (the guard's dependencies come from it). */
+@Controller('feature-guarded')
+@UseGuards(RateLimitGuard)
+class FeatureGuardedController {
+  @Get()
+  get() {
+    return { ok: true };
+  }
+}
+
+@Module({ controllers: [FeatureGuardedController] })
+class FeatureGuardedModule {}
+
 async function expectLimitedAt(server: unknown, path: string, limit: number) {
   for (let i = 0; i < limit; i++) await request(server as never).get(path).expect(200);
   const refused = await request(server as never).get(path).expect(429);
@@ -124,30 +137,31 @@ describe.each(PLATFORMS)('module options on %s', (platform) => {
     await expectLimitedAt(app.getHttpServer(), '/ping', 2);
   });
 
-  it('isGlobal makes RateLimitService injectable in a module that does not import RateLimitModule', async () => {
+  it('is global by default: RateLimitService is injectable in a module that does not import RateLimitModule', async () => {
     app = await startApp(platform, {
-      imports: [
-        RateLimitModule.forRoot({ keyPrefix: uniquePrefix('opt'), clock: clock.now, rules: { feature: { limit: 2, window: '1m' } }, isGlobal: true }),
-        FeatureModule,
-      ],
+      imports: [RateLimitModule.forRoot({ keyPrefix: uniquePrefix('opt'), clock: clock.now, rules: { feature: { limit: 2, window: '1m' } } }), FeatureModule],
     });
     await expectLimitedAt(app.getHttpServer(), '/feature', 2);
   });
 
-  it('without isGlobal, a module that does not import RateLimitModule cannot inject RateLimitService', async () => {
+  it('is global by default: @UseGuards(RateLimitGuard) works in a feature module that does not import RateLimitModule', async () => {
+    app = await startApp(platform, {
+      imports: [RateLimitModule.forRoot({ keyPrefix: uniquePrefix('opt'), clock: clock.now, defaultRule: { limit: 2, window: '1m' } }), FeatureGuardedModule],
+    });
+    await expectLimitedAt(app.getHttpServer(), '/feature-guarded', 2);
+  });
+
+  it('with isGlobal: false, a module that does not import RateLimitModule cannot inject RateLimitService', async () => {
     const starting = startApp(platform, {
-      imports: [RateLimitModule.forRoot({ rules: { feature: { limit: 2, window: '1m' } } }), FeatureModule],
+      imports: [RateLimitModule.forRoot({ rules: { feature: { limit: 2, window: '1m' } }, isGlobal: false }), FeatureModule],
     });
     await expect(starting).rejects.toThrow(/RateLimitService/);
   });
 
-  it('isGlobal works with forRootAsync too', async () => {
+  it('is global by default with forRootAsync too', async () => {
     app = await startApp(platform, {
       imports: [
-        RateLimitModule.forRootAsync({
-          useFactory: () => ({ keyPrefix: uniquePrefix('opt'), clock: clock.now, rules: { feature: { limit: 1, window: '1m' } } }),
-          isGlobal: true,
-        }),
+        RateLimitModule.forRootAsync({ useFactory: () => ({ keyPrefix: uniquePrefix('opt'), clock: clock.now, rules: { feature: { limit: 1, window: '1m' } } }) }),
         FeatureModule,
       ],
     });
