@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
+import { textDigest } from './text.digest.js';
 
 const MAX_RAW_TRACKER = 64;
 // Printable ASCII without the hash-tag braces and without '#', which marks a hashed tracker.
@@ -8,11 +8,12 @@ const SAFE_TRACKER = /^[\x21-\x22\x24-\x7a\x7c\x7e]*$/;
 
 /**
  * The tracker as it appears inside the key's hash tag: as is when short and plain, else `#` + a SHA-256 digest,
- * so keys stay bounded and a tracker cannot choose its own cluster slot with `{` or `}`.
+ * so keys stay bounded and a tracker cannot choose its own cluster slot with `{` or `}`. The digest is of what
+ * was sent: trackers that differ only in lone surrogates get different keys.
  */
 export function trackerSegment(tracker: string): string {
   if (tracker.length > 0 && tracker.length <= MAX_RAW_TRACKER && SAFE_TRACKER.test(tracker)) return tracker;
-  return '#' + createHash('sha256').update(tracker, 'utf8').digest('base64url').slice(0, 32);
+  return '#' + textDigest(tracker).slice(0, 32);
 }
 
 /** The keys one rule writes for one tracker; both carry the tracker's hash tag, so they share a slot. */
