@@ -9,12 +9,12 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create(AppModule.register());
   // On Ctrl-C the rate-limit module closes the Redis client it created.
   app.enableShutdownHooks();
-  const { host, port, redisUrl, adminToken } = app.get(ConfigService).getOrThrow<AppConfig>(APP_CONFIG);
+  const { host, port, redisUrl, adminToken, adminTokenGenerated } = app.get(ConfigService).getOrThrow<AppConfig>(APP_CONFIG);
   await app.listen(port, host);
 
   const logger = new Logger('SampleApp');
   logger.log(redisUrl ? `Rate limits are kept in Redis at ${redact(redisUrl)}` : 'Rate limits are kept in memory (set REDIS_URL to keep them in Redis)');
-  if (!adminToken) logger.warn('ADMIN_TOKEN is not set, so PATCH /admin/rate-limits/:rule refuses every request');
+  if (adminTokenGenerated) logger.warn(`ADMIN_TOKEN is not set: PATCH /admin/rate-limits/:rule takes this run's token, ${adminToken}`);
   logger.log(`Listening on ${await app.getUrl()}`);
 }
 

@@ -1,4 +1,5 @@
 import { registerAs } from '@nestjs/config';
+import { randomBytes } from 'node:crypto';
 import { booleanEnv, env, optionalEnv, portEnv, type EnvSource } from './env.js';
 
 /** Everything but the rate-limit rules (those have their own namespace, which the library reads). */
@@ -9,8 +10,10 @@ export interface AppConfig {
   redisUrl?: string;
   /** Prefix of every rate-limit key, so several apps (or test runs) can share one Redis. */
   keyPrefix: string;
-  /** Unset: the admin API refuses every request. */
-  adminToken?: string;
+  /** Bearer token of the admin API: ADMIN_TOKEN, or one generated at start-up (and printed) when it is unset. */
+  adminToken: string;
+  /** Whether `adminToken` was generated because ADMIN_TOKEN is unset. */
+  adminTokenGenerated: boolean;
   /** Makes the stub SMS provider fail every send, to show that failed sends are refunded. */
   smsProviderFail: boolean;
 }
@@ -20,12 +23,15 @@ export const APP_CONFIG = 'app';
 export const appConfig = (source: () => EnvSource) =>
   registerAs(APP_CONFIG, (): AppConfig => {
     const vars = source();
+    const adminToken = optionalEnv(vars, 'ADMIN_TOKEN');
     return {
       host: env(vars, 'HOST', '127.0.0.1'),
       port: portEnv(vars, 'PORT', 3000),
       redisUrl: optionalEnv(vars, 'REDIS_URL'),
       keyPrefix: env(vars, 'RATE_LIMIT_KEY_PREFIX', 'sample'),
-      adminToken: optionalEnv(vars, 'ADMIN_TOKEN'),
+      // Without .env the admin API still works: with a token of this run, printed at start-up.
+      adminToken: adminToken ?? randomBytes(18).toString('base64url'),
+      adminTokenGenerated: adminToken === undefined,
       smsProviderFail: booleanEnv(vars, 'SMS_PROVIDER_FAIL', false),
     };
   });

@@ -1,4 +1,6 @@
+import { ConfigService } from '@nestjs/config';
 import request from 'supertest';
+import { APP_CONFIG, type AppConfig } from '../../../sample-app/src/config/app.config.js';
 import { RateLimitPolicies } from '../../../lib/index.js';
 import { ADMIN_TOKEN, SAMPLE_STORES, sampleAppsOn, type Sample } from './support/sample-app.js';
 
@@ -86,10 +88,33 @@ describe.each(SAMPLE_STORES)('PATCH /admin/rate-limits/:rule on the %s store', (
 describe('PATCH /admin/rate-limits/:rule without ADMIN_TOKEN', () => {
   const apps = sampleAppsOn('memory');
 
-  it('answers 403 to every token', async () => {
+  it('takes the token generated at start-up, and only that one', async () => {
     const sample = await apps.start({ ADMIN_TOKEN: '' });
-    const res = await patch(sample, 'default', { limit: 1 }, 'anything');
-    expect(res.status).toBe(403);
-    expect(res.body.message).toBe('The admin API is disabled: ADMIN_TOKEN is not set');
+    const { adminToken, adminTokenGenerated } = sample.app.get(ConfigService).getOrThrow<AppConfig>(APP_CONFIG);
+    expect(adminTokenGenerated).toBe(true);
+    expect(adminToken).toMatch(/^[\w-]{24}$/);
+    await patch(sample, 'default', { limit: 1 }, 'anything').expect(403);
+    await patch(sample, 'default', { limit: 5 }, adminToken).expect(200);
+  });
+});
+
+describe('the admin API under the limits it sets', () => {
+  const apps = sampleAppsOn('memory');
+
+  it('stays reachable after the default rule is set to 1/min', async () => {
+    const sample = await apps.start();
+    await patch(sample, 'default', { limit: 1 }).expect(200);
+    await request(sample.server).get('/api/items').expect(200);
+    await request(sample.server).get('/api/items').expect(429);
+    for (let i = 0; i < 5; i++) await patch(sample, 'default', { limit: 1 + i }).expect(200);
+    await request(sample.server).get('/api/items').expect(200);
+  });
+
+  it('limits wrong tokens per IP with its own rule, which no PATCH can change', async () => {
+    const sample = await apps.start();
+    await patch(sample, 'admin', { limit: 1000 }).expect(404);
+    for (let i = 1; i < 30; i++) await patch(sample, 'default', { limit: 1 }, `guess-${i}`).expect(403);
+    await patch(sample, 'default', { limit: 1 }, 'guess-31').expect(429);
+    await patch(sample, 'default', { limit: 1 }).expect(429);
   });
 });
