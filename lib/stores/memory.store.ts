@@ -5,7 +5,7 @@ import type { Clock } from '../interfaces/clock.interface.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
-import { ceilMs, planRules, toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
+import { ceilMs, expandDecisions, planRules, toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
 
 export interface MemoryStoreOptions {
   /** Prefix of every key, as in Redis. @default 'rl' */
@@ -67,7 +67,7 @@ export class MemoryStore implements RateLimitStore {
   }
 
   async reset(key: string, rule: RateLimitRule): Promise<void> {
-    const [planned] = planRules(this.prefix, [{ key, rule }], 0, 'peek');
+    const [planned] = planRules(this.prefix, [{ key, rule }], 0, 'peek').rules;
     this.entries.delete(planned.keys.state);
     this.entries.delete(planned.keys.block);
   }
@@ -79,7 +79,8 @@ export class MemoryStore implements RateLimitStore {
 
   /** Mirrors lua/includes/driver.lua step by step. */
   private run(op: StoreOp, entries: readonly RuleKey[], cost: number): MultiDecision {
-    const rules = planRules(this.prefix, entries, cost, op);
+    const plan = planRules(this.prefix, entries, cost, op);
+    const rules = plan.rules;
     const now = Math.floor(this.clock() * 1000);
     if (op === 'refund') {
       for (const r of rules) {
@@ -115,12 +116,12 @@ export class MemoryStore implements RateLimitStore {
         d[3] = r.blockUs;
       });
     }
-    return {
+    return expandDecisions(plan, {
       allowed: all,
       decisions: results.map(([allowed, remaining, reset, retry], i) =>
         toDecision(rules[i], allowed, remaining, ceilMs(reset), retry < 0 ? -1 : ceilMs(retry)),
       ),
-    };
+    });
   }
 
   private check(r: PlannedRule, now: number, apply: boolean): CheckResult {

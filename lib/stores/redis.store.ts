@@ -7,7 +7,7 @@ import type { Decision, MultiDecision } from '../interfaces/decision.interface.j
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import { loadCombinedScript, loadScript } from './lua-script.loader.js';
-import { planRules, toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
+import { expandDecisions, planRules, toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -83,21 +83,22 @@ export class RedisStore implements RateLimitStore {
   }
 
   async consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    return (await this.decide('consume', planRules(this.prefix, [{ key, rule }], cost, 'consume'))).decisions[0];
+    return (await this.decide('consume', planRules(this.prefix, [{ key, rule }], cost, 'consume').rules)).decisions[0];
   }
 
   async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
-    const rules = planRules(this.prefix, entries, cost, 'consume');
-    if (this.spansSlots(rules)) return this.consumeInOrder(rules);
-    return this.decide('consume', rules);
+    // Repeats of one state key are one merged rule here, on one node and in one script; each entry gets its copy back.
+    const plan = planRules(this.prefix, entries, cost, 'consume');
+    const result = this.spansSlots(plan.rules) ? await this.consumeInOrder(plan.rules) : await this.decide('consume', plan.rules);
+    return expandDecisions(plan, result);
   }
 
   async peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    return (await this.decide('peek', planRules(this.prefix, [{ key, rule }], cost, 'peek'))).decisions[0];
+    return (await this.decide('peek', planRules(this.prefix, [{ key, rule }], cost, 'peek').rules)).decisions[0];
   }
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
-    const reply = await this.call('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund'));
+    const reply = await this.call('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund').rules);
     if (reply[0] === -1) throw new RateLimitDeadlineError();
   }
 
@@ -107,7 +108,7 @@ export class RedisStore implements RateLimitStore {
   }
 
   async reset(key: string, rule: RateLimitRule): Promise<void> {
-    const [planned] = planRules(this.prefix, [{ key, rule }], 0, 'peek');
+    const [planned] = planRules(this.prefix, [{ key, rule }], 0, 'peek').rules;
     await this.client.del(planned.keys.state, planned.keys.block);
   }
 

@@ -1,10 +1,10 @@
 import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
 import type { AlgorithmDefinition, AlgorithmRule } from '../algorithms/algorithm.interface.js';
 import { maxCost } from '../config/define-rule.js';
-import type { Decision } from '../interfaces/decision.interface.js';
+import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
-import { ruleKeys, type RuleKeys } from '../keys/key.builder.js';
+import { ruleKeys, trackerSegment, type RuleKeys } from '../keys/key.builder.js';
 import { RateLimitCostError } from './rate-limit-cost.error.js';
 
 export type StoreOp = 'consume' | 'peek' | 'refund';
@@ -21,29 +21,98 @@ export interface PlannedRule {
   cost: number;
 }
 
-/** Checks the cost against every rule (before any store is touched) and resolves keys and parameters. */
-export function planRules(prefix: string, entries: readonly RuleKey[], defaultCost: number, op: StoreOp): PlannedRule[] {
+/**
+ * The rules of one call, each state key once, and where each of the call's entries went. Entries that name the
+ * same tracker under the same rule share one state key: they are merged into one rule charging the sum of their
+ * costs, so that they are decided together (all-or-nothing) and no call reports more admitted than it charged.
+ */
+export interface RulePlan {
+  rules: PlannedRule[];
+  /** Per entry of the call, the index of its rule in `rules`; absent when no entry repeats another (one rule per entry). */
+  entryRule?: number[];
+}
+
+/** Checks the cost against every rule (before any store is touched), resolves keys and parameters, and merges repeats. */
+export function planRules(prefix: string, entries: readonly RuleKey[], defaultCost: number, op: StoreOp): RulePlan {
   if (entries.length === 0) throw new RangeError('At least one { key, rule } is needed');
+  const rules = entries.map((entry) => planEntry(prefix, entry, defaultCost, op));
+  return rules.length === 1 ? { rules } : mergeRepeats(entries, rules, op);
+}
+
+function planEntry(prefix: string, { key, rule, cost: own }: RuleKey, defaultCost: number, op: StoreOp): PlannedRule {
+  const cost = own ?? defaultCost;
   const min = op === 'peek' ? 0 : 1;
-  return entries.map(({ key, rule, cost: own }) => {
-    const cost = own ?? defaultCost;
-    if (!Number.isSafeInteger(cost) || cost < min) {
-      throw new RateLimitCostError(`Invalid cost ${String(cost)}: expected an integer of ${min} or more`);
+  if (!Number.isSafeInteger(cost) || cost < min) {
+    throw new RateLimitCostError(`Invalid cost ${String(cost)}: expected an integer of ${min} or more`);
+  }
+  if (typeof key !== 'string') throw new TypeError(`Invalid tracker key ${String(key)}: expected a string`);
+  if (op !== 'refund' && cost > maxCost(rule)) {
+    throw new RateLimitCostError(`Cost ${cost} exceeds what rule "${rule.name}" can ever admit (${maxCost(rule)}): it would be refused forever`);
+  }
+  const definition = ALGORITHM_DEFINITIONS[rule.algorithm];
+  return {
+    rule,
+    definition,
+    keys: ruleKeys(prefix, rule, key),
+    params: { limit: rule.limit, window: rule.windowMs * 1000, param: definition.param(rule) },
+    blockUs: rule.blockMs * 1000,
+    cost,
+  };
+}
+
+/**
+ * One rule per state key, charging the sum of the costs of the entries that share it. Without this, the driver
+ * checked each repeat against the same unchanged state: 100 entries under a limit of 5 all passed the check, and
+ * only the charges that still fitted were written.
+ */
+function mergeRepeats(entries: readonly RuleKey[], planned: PlannedRule[], op: StoreOp): RulePlan {
+  const indexOf = new Map<string, number>();
+  const firstEntry: number[] = [];
+  const rules: PlannedRule[] = [];
+  const entryRule = planned.map((p, i) => {
+    const j = indexOf.get(p.keys.state);
+    if (j === undefined) {
+      indexOf.set(p.keys.state, rules.length);
+      firstEntry.push(i);
+      return rules.push(p) - 1;
     }
-    if (typeof key !== 'string') throw new TypeError(`Invalid tracker key ${String(key)}: expected a string`);
-    if (op !== 'refund' && cost > maxCost(rule)) {
-      throw new RateLimitCostError(`Cost ${cost} exceeds what rule "${rule.name}" can ever admit (${maxCost(rule)}): it would be refused forever`);
+    const merged = rules[j];
+    if (!sameDefinition(merged.rule, p.rule)) {
+      throw new RangeError(
+        `Entries ${firstEntry[j]} and ${i} name rule "${p.rule.name}" for tracker "${trackerSegment(entries[i].key)}" with ` +
+          `different definitions (${describeRule(merged.rule)}; ${describeRule(p.rule)}): one tracker under one rule name has one definition`,
+      );
     }
-    const definition = ALGORITHM_DEFINITIONS[rule.algorithm];
-    return {
-      rule,
-      definition,
-      keys: ruleKeys(prefix, rule, key),
-      params: { limit: rule.limit, window: rule.windowMs * 1000, param: definition.param(rule) },
-      blockUs: rule.blockMs * 1000,
-      cost,
-    };
+    merged.cost += p.cost;
+    return j;
   });
+  if (rules.length === planned.length) return { rules };
+  // Checked on the whole sum, so that the message says what the call adds up to.
+  rules.forEach((r, j) => {
+    if (op !== 'refund' && r.cost > maxCost(r.rule)) {
+      throw new RateLimitCostError(
+        `Entries repeat tracker "${trackerSegment(entries[firstEntry[j]].key)}" under rule "${r.rule.name}" and add up to ` +
+          `${r.cost} units, more than it can ever admit (${maxCost(r.rule)}): the call would be refused forever`,
+      );
+    }
+  });
+  return { rules, entryRule };
+}
+
+/** Everything that changes how a state key is decided (name and algorithm are already part of the key). */
+function sameDefinition(a: RateLimitRule, b: RateLimitRule): boolean {
+  return a === b || (a.limit === b.limit && a.windowMs === b.windowMs && a.segments === b.segments && a.blockMs === b.blockMs && a.refill === b.refill && a.burst === b.burst);
+}
+
+function describeRule({ limit, windowMs, segments, blockMs, refill, burst }: RateLimitRule): string {
+  return `limit ${limit}, window ${windowMs} ms, segments ${segments}, blockMs ${blockMs}, refill ${refill}, burst ${burst}`;
+}
+
+/** One decision per entry of the call: each repeat gets its own copy of its merged rule's decision. */
+export function expandDecisions(plan: RulePlan, result: MultiDecision): MultiDecision {
+  const { entryRule } = plan;
+  if (!entryRule) return result;
+  return { allowed: result.allowed, decisions: entryRule.map((j) => ({ ...result.decisions[j] })) };
 }
 
 /** The Decision for one rule, from the four numbers both drivers produce (times already in ms). */

@@ -58,6 +58,8 @@ end
 
 if op == 'consume' then
   if all and not write_now then
+    -- Each state key appears once (the stores merge repeated entries into one rule), so this check sees the state
+    -- the first pass saw and admits again: `all` stays true of what is charged.
     for i, r in ipairs(rules) do
       decisions[i] = { r.algorithm.check(r, now, r.cost, true) }
     end
