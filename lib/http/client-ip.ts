@@ -25,14 +25,17 @@ export function clientIp(request: HttpRequestLike, trust?: (address: string, hop
 
 /**
  * One tracker per IPv4 address and per IPv6 subnet: a single IPv6 host usually holds a whole /64, and could
- * otherwise rotate through addresses to get a fresh budget each time. IPv4-mapped IPv6 is plain IPv4.
+ * otherwise rotate through addresses to get a fresh budget each time. IPv4-mapped IPv6 (::ffff:0:0/96, in
+ * any spelling) is plain IPv4; under a /128 an address is written one way (RFC 5952) whatever form it came in.
  */
 export function groupIp(ip: string, ipv6Subnet: number): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1];
   const bare = ip.replace(/%.*$/, '');
-  if (isIPv4(bare) || !isIPv6(bare) || ipv6Subnet >= 128) return bare;
+  if (isIPv4(bare) || !isIPv6(bare)) return bare;
   const groups = expandIPv6(bare);
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return `${groups[6] >> 8}.${groups[6] & 0xff}.${groups[7] >> 8}.${groups[7] & 0xff}`;
+  }
+  if (ipv6Subnet >= 128) return compressIPv6(groups);
   const out: string[] = [];
   for (let i = 0; i < 8; i++) {
     const bits = Math.max(0, Math.min(16, ipv6Subnet - i * 16));
@@ -40,6 +43,21 @@ export function groupIp(ip: string, ipv6Subnet: number): string {
     out.push((groups[i] & mask).toString(16));
   }
   return `${out.join(':')}/${ipv6Subnet}`;
+}
+
+/** RFC 5952 text: lower case, no leading zeros, the longest run (first of equals) of two or more zero groups as `::`. */
+function compressIPv6(groups: readonly number[]): string {
+  let start = -1;
+  let length = 1;
+  for (let i = 0; i < 8; i++) {
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > length) [start, length] = [i, j - i];
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (start < 0) return hex.join(':');
+  return `${hex.slice(0, start).join(':')}::${hex.slice(start + length).join(':')}`;
 }
 
 function expandIPv6(ip: string): number[] {

@@ -33,4 +33,34 @@ describe('groupIp', () => {
   it('keeps every bit with a /128', () => {
     expect(groupIp('2001:db8::1', 128)).toBe('2001:db8::1');
   });
+
+  describe('IPv4-mapped IPv6 in any form', () => {
+    it.each([
+      ['0:0:0:0:0:ffff:9.9.9.9', '9.9.9.9'],
+      ['::ffff:808:808', '8.8.8.8'],
+      ['::FFFF:1.2.3.4', '1.2.3.4'],
+      ['0:0:0:0:0:FFFF:0102:0304', '1.2.3.4'],
+      ['0::ffff:0a00:1', '10.0.0.1'],
+      ['::ffff:1.2.3.4%eth0', '1.2.3.4'],
+    ])('groups %s as the IPv4 address %s', (mapped, ipv4) => {
+      expect(groupIp(mapped, 64)).toBe(ipv4);
+    });
+
+    it('keeps two mapped addresses of different IPv4 hosts apart', () => {
+      expect(groupIp('0:0:0:0:0:ffff:9.9.9.9', 64)).not.toBe(groupIp('::ffff:808:808', 64));
+    });
+
+    it('maps under a /128 too', () => {
+      expect(groupIp('::ffff:808:808', 128)).toBe('8.8.8.8');
+    });
+
+    it('leaves an address just outside ::ffff:0:0/96 as IPv6', () => {
+      expect(groupIp('::fffe:808:808', 128)).toBe('::fffe:808:808');
+    });
+  });
+
+  it('writes one address one way under a /128, whatever form it came in', () => {
+    expect(groupIp('2001:DB8:0:0::1', 128)).toBe('2001:db8::1');
+    expect(groupIp('2001:db8:0:0:1:0:0:1', 128)).toBe('2001:db8::1:0:0:1');
+  });
 });
