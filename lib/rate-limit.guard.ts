@@ -47,6 +47,8 @@ export class RateLimitGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
+    // The rules' version as read here: a reload while the trackers resolve must not let the block cache keep a refusal.
+    const rulesVersion = this.policies.version;
     const policies = this.routePolicies(context);
     if (policies.length === 0) return true;
     const { request, response } = this.getRequestResponse(context);
@@ -78,7 +80,7 @@ export class RateLimitGuard implements CanActivate {
       entries[i] = { key: this.generateKey(context, tracker, policy), rule: policy.rule, cost: policy.cost };
     }
 
-    const result = await this.service.decide(entries);
+    const result = await this.service.decide(entries, rulesVersion);
     const outcomes = result.decisions.map((decision, i): RuleOutcome => ({ rule: policies[i].rule, decision }));
     if (response && (this.settings.headers !== false || !result.allowed)) {
       setHeaders(response, rateLimitHeaders(this.settings.headers, outcomes, result.allowed));

@@ -117,11 +117,13 @@ export class RateLimitService {
   /**
    * Decides resolved entries, as the guard does: one rule alone, several all-or-nothing. A request refused
    * before is refused again from the local block cache until its wait has passed, without a store call.
+   * `rulesVersion` is the `RateLimitPolicies.version` the entries' rules were read under (default: now).
    */
-  async decide(entries: readonly RuleKey[]): Promise<MultiDecision> {
+  async decide(entries: readonly RuleKey[], rulesVersion = this.policies.version): Promise<MultiDecision> {
     const started = performance.now();
     const cache = this.blockCache;
     let signature = '';
+    let generation = 0;
     if (cache) {
       if (this.blockCacheVersion !== this.policies.version) {
         // Rules changed (config reload): a refusal under the old limits proves nothing under the new ones.
@@ -135,10 +137,14 @@ export class RateLimitService {
         this.observer.observe(entries, cached, started, true);
         return cached;
       }
+      generation = cache.generation;
     }
     const result = await this.run(entries, 1);
-    // A degraded refusal says nothing about the key: it must not outlive the outage.
-    if (cache && !result.allowed && !result.decisions.some((d) => d.degraded)) cache.set(signature, result, longestWaitMs(result.decisions));
+    // A degraded refusal says nothing about the key: it must not outlive the outage. Nor may a refusal decided
+    // under rules since replaced, or while a reset, refund or reload emptied the cache: its reply was in flight.
+    if (cache && !result.allowed && !result.decisions.some((d) => d.degraded) && rulesVersion === this.policies.version && generation === cache.generation) {
+      cache.set(signature, result, longestWaitMs(result.decisions));
+    }
     this.observer.observe(entries, result, started, false);
     return result;
   }

@@ -9,6 +9,7 @@ import type { MultiDecision } from '../interfaces/decision.interface.js';
 export class LocalBlockCache {
   private readonly entries = new Map<string, { until: number; at: number; result: MultiDecision }>();
   private hitCount = 0;
+  private generationCount = 0;
 
   constructor(
     private readonly maxKeys = 10_000,
@@ -18,6 +19,14 @@ export class LocalBlockCache {
   /** Refusals answered from the cache so far. */
   get hits(): number {
     return this.hitCount;
+  }
+
+  /**
+   * Bumped by every `forget` and `clear`: a refusal decided before a bump (its reply still in flight) must not be
+   * recorded after it, since what was forgotten may be what made it a refusal.
+   */
+  get generation(): number {
+    return this.generationCount;
   }
 
   get size(): number {
@@ -56,6 +65,7 @@ export class LocalBlockCache {
 
   /** Forgets every cached refusal involving this rule and key (after a refund or a reset). */
   forget(ruleName: string, key: string): void {
+    this.generationCount++;
     const part = `${ruleName}\u0000${key}\u0000`;
     for (const signature of this.entries.keys()) {
       if (signature.startsWith(part) || signature.includes(`\u0001${part}`)) this.entries.delete(signature);
@@ -63,6 +73,7 @@ export class LocalBlockCache {
   }
 
   clear(): void {
+    this.generationCount++;
     this.entries.clear();
   }
 
