@@ -66,6 +66,14 @@ export class CircuitBreaker {
     if (this.current === 'open') this.openUntil = this.clock();
   }
 
+  /**
+   * The call let through proved nothing about the store (it failed on the caller's side): a probe ends without
+   * a verdict and the next call probes, so the breaker never waits half-open for a result that will not come.
+   */
+  release(): void {
+    this.probing = false;
+  }
+
   success(): void {
     this.failures = 0;
     this.probing = false;

@@ -2,6 +2,7 @@ import { maxCost } from '../config/define-rule.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { FailurePolicy, RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
+import { validateCall } from '../stores/call.validator.js';
 import type { MemoryStore } from '../stores/memory.store.js';
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitState } from './circuit-breaker.js';
 
@@ -49,7 +50,8 @@ export class ResilientStore implements RateLimitStore {
     this.breaker = new CircuitBreaker(options.circuitBreaker, undefined, options.onCircuitChange);
   }
 
-  consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+  async consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+    validateCall([{ key, rule }], cost, 'consume');
     return this.guarded(
       'consume',
       () => this.primary.consume(key, rule, cost),
@@ -58,7 +60,8 @@ export class ResilientStore implements RateLimitStore {
     );
   }
 
-  consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
+  async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
+    validateCall(entries, cost, 'consume');
     return this.guarded(
       'consumeAll',
       () => this.primary.consumeAll(entries, cost),
@@ -71,7 +74,8 @@ export class ResilientStore implements RateLimitStore {
     );
   }
 
-  peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+  async peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+    validateCall([{ key, rule }], cost, 'peek');
     return this.guarded(
       'peek',
       () => this.primary.peek(key, rule, cost),
@@ -80,7 +84,8 @@ export class ResilientStore implements RateLimitStore {
     );
   }
 
-  refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
+  async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
+    validateCall([{ key, rule }], cost, 'refund');
     return this.guarded(
       'refund',
       () => this.primary.refund(key, rule, cost),
@@ -90,11 +95,16 @@ export class ResilientStore implements RateLimitStore {
   }
 
   async reset(key: string, rule: RateLimitRule): Promise<void> {
+    validateCall([{ key, rule }], 0, 'peek');
     // What the fallback counted while Redis was away must not outlive a reset either.
     await this.fallback.reset(key, rule);
     await this.guarded('reset', () => this.primary.reset(key, rule), async () => undefined, [rule]);
   }
 
+  /**
+   * Calls are validated before they get here (`validateCall`), so what the primary throws is its failure, decided
+   * by the failure policy; every call let through ends in the breaker's success, failure or release.
+   */
   private async guarded<T>(op: string, call: () => Promise<T>, degrade: (policy: FailurePolicy) => T | Promise<T>, rules: readonly RateLimitRule[]): Promise<T> {
     if (!this.breaker.tryAcquire()) return this.degraded(rules, degrade);
     try {
@@ -102,9 +112,14 @@ export class ResilientStore implements RateLimitStore {
       this.breaker.success();
       return result;
     } catch (error) {
-      if (!isStoreFailure(error)) throw error;
-      this.breaker.failure();
-      this.options.onError?.(error as Error, op);
+      if (isCallerError(error)) {
+        this.breaker.release();
+        throw error;
+      }
+      // Redis answered in time but its clock had stepped past our estimate: it is up, so this opens nothing.
+      if (isPromptDeadlineRefusal(error)) this.breaker.success();
+      else this.breaker.failure();
+      this.options.onError?.(error instanceof Error ? error : new Error(String(error)), op);
       return this.degraded(rules, degrade);
     }
   }
@@ -138,10 +153,18 @@ function mark<T>(result: T, policy: FailurePolicy): T {
   return result;
 }
 
-/** Errors of our own making (a bad cost, an unknown rule) are the caller's, not the store's: they propagate. */
-function isStoreFailure(error: unknown): boolean {
+/**
+ * Errors of our own making (a bad cost, an unknown rule) are the caller's, not the store's: they propagate. The
+ * calls are checked before the store is called; a store may still find one of its own (a custom store).
+ */
+function isCallerError(error: unknown): boolean {
   const name = (error as Error | undefined)?.name;
-  return name !== 'RateLimitCostError' && name !== 'RateLimitConfigError' && name !== 'TypeError' && name !== 'RangeError';
+  return name === 'RateLimitCostError' || name === 'RateLimitConfigError';
+}
+
+/** A `RateLimitDeadlineError` whose round trip was within the timeout (see RedisStore): the store is healthy. */
+function isPromptDeadlineRefusal(error: unknown): boolean {
+  return (error as Error | undefined)?.name === 'RateLimitDeadlineError' && (error as { promptReply?: boolean }).promptReply === true;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -75,4 +75,13 @@ describe('CircuitBreaker', () => {
     breaker.probeNow();
     expect([breaker.tryAcquire(), breaker.state]).toEqual([true, 'half-open']);
   });
+
+  it('lets the next call probe when a probe is released without a verdict', () => {
+    const { breaker, clock } = make();
+    fail(breaker, 3);
+    clock.advance(500);
+    breaker.tryAcquire();
+    breaker.release();
+    expect([breaker.tryAcquire(), breaker.state]).toEqual([true, 'half-open']);
+  });
 });

@@ -83,6 +83,45 @@ describe('ResilientStore', () => {
     await expect(store.consume('k', rule, 3)).rejects.toBeInstanceOf(RateLimitCostError);
   });
 
+  describe.each(['closed', 'open'] as const)('a half-open probe that is a bad call (%s policy)', (policy) => {
+    it.each([
+      ['a number as key', 42 as unknown as string, 1],
+      ['a cost of 1.5', 'k', 1.5],
+    ])('throws %s to the caller and leaves the breaker able to close on the next good call', async (_what, key, cost) => {
+      const { store, primary } = make(policy);
+      primary.mode = 'reject';
+      await store.consume('k', rule);
+      await store.consume('k', rule);
+      expect(store.breaker.state).toBe('open');
+      primary.mode = 'ok';
+      store.breaker.probeNow();
+      await expect(store.consume(key, rule, cost)).rejects.toThrow(/Invalid (tracker key|cost)/);
+      const next = await store.consume('k', rule);
+      expect([next.degraded, store.breaker.state]).toEqual([undefined, 'closed']);
+    });
+  });
+
+  it('ends a probe on which the primary throws a caller error of its own, so the next call probes', async () => {
+    const { store, primary } = make('closed');
+    primary.mode = 'reject';
+    await store.consume('k', rule);
+    await store.consume('k', rule);
+    primary.mode = 'ok';
+    store.breaker.probeNow();
+    const consume = primary.consume.bind(primary);
+    primary.consume = () => Promise.reject(new RateLimitCostError('the primary says no'));
+    await expect(store.consume('k', rule)).rejects.toBeInstanceOf(RateLimitCostError);
+    primary.consume = consume;
+    expect(await store.consume('k', rule)).not.toHaveProperty('degraded');
+  });
+
+  it('decides by the failure policy, never throws, when the primary fails with a TypeError of its own', async () => {
+    const { store, primary, errors } = make('open');
+    primary.consume = () => Promise.reject(new TypeError("Cannot read properties of undefined (reading 'write')"));
+    expect(await store.consume('k', rule)).toMatchObject({ allowed: true, degraded: 'open' });
+    expect(errors).toHaveLength(1);
+  });
+
   it('resets what the memory store counted while the primary was away', async () => {
     const { store, primary, fallback } = make('memory');
     primary.mode = 'reject';
