@@ -41,6 +41,7 @@ export { safeClientOptions } from './stores/store.factory.js';
 export type { RuleOutcome } from './http/rate-limit.headers.js';
 
 export { defineRule, maxCost } from './config/define-rule.js';
+export { MAX_SLIDING_LOG_LIMIT, MAX_WINDOW_MS } from './config/define-rule.js';
 export { parseDuration } from './config/duration.parser.js';
 export { RateLimitConfigError } from './config/rate-limit-config.error.js';
 export { ruleKeys, trackerSegment } from './keys/key.builder.js';

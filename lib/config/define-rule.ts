@@ -1,5 +1,6 @@
 import { parseDuration, parseInteger } from './duration.parser.js';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
+import { MAX_EXACT_UNITS, reducedInterval } from '../algorithms/exact-instant.js';
 import type { FailurePolicy, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions } from '../interfaces/rule.interface.js';
 
 export const ALGORITHMS: readonly RateLimitAlgorithm[] = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
@@ -10,6 +11,20 @@ const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'block
 export const FAILURE_POLICIES: readonly FailurePolicy[] = ['open', 'closed', 'memory'];
 const ONLY_FOR: Record<string, RateLimitAlgorithm> = { segments: 'sliding-window', refill: 'token-bucket', burst: 'gcra' };
 const RULE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * Longest `window` and `blockMs` of any rule, in ms: 366 days (a year, leap or not; `'1y'` passes). The scripts
+ * compute instants in µs as doubles, exact below 2^53 (about 9.0e15): now (about 1.8e15 µs) plus a window and a
+ * lockout of at most 3.2e13 µs each stays near 1.9e15, far below it. Past 2^53, additions round and the stores
+ * disagree (a fixed window of '200000d' admitted 7 of 50 under a limit of 5 in Redis).
+ */
+export const MAX_WINDOW_MS = 366 * 86_400_000;
+/**
+ * Largest `limit` of a sliding-log rule. The log keeps one sorted-set entry per admitted unit, and one decision
+ * may expire a full window of entries and add up to `limit` new ones: measured on Redis 7, about 1.2 ms at 1,000
+ * (14 ms at 10,000, 150 ms at 100,000, during which Redis serves no one). Larger limits belong to sliding-window.
+ */
+export const MAX_SLIDING_LOG_LIMIT = 1000;
 
 /**
  * Validates a rule once, where it is defined, and returns it with every duration in milliseconds.
@@ -46,6 +61,19 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
   const limit = parseInteger(options.limit, `${path}.limit`, 1);
   const windowMs = parseDuration(options.window, `${path}.window`);
   const blockMs = parseDuration(options.blockMs ?? 0, `${path}.blockMs`, { allowZero: true });
+  if (windowMs > MAX_WINDOW_MS) {
+    throw new RateLimitConfigError(`${path}.window`, options.window, `a duration of at most ${MAX_WINDOW_MS} ms (366 days)`);
+  }
+  if (blockMs > MAX_WINDOW_MS) {
+    throw new RateLimitConfigError(`${path}.blockMs`, options.blockMs, `a duration of 0 or at most ${MAX_WINDOW_MS} ms (366 days)`);
+  }
+  if (algorithm === 'sliding-log' && limit > MAX_SLIDING_LOG_LIMIT) {
+    throw new RateLimitConfigError(
+      `${path}.limit`,
+      options.limit,
+      `at most ${MAX_SLIDING_LOG_LIMIT} for the sliding-log algorithm, which keeps one Redis entry per admitted unit: use sliding-window for larger limits`,
+    );
+  }
   const windowUs = windowMs * 1000;
 
   let segments = 1;
@@ -62,13 +90,24 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
       // The window's end and its count share one integer in Redis (see lua/fixed-window.lua).
       if (limit >= windowUs) throw new RateLimitConfigError(`${path}.limit`, options.limit, `fewer than 1000 per millisecond of window (${windowUs})`);
       break;
-    case 'token-bucket':
+    case 'token-bucket': {
       refill = parseInteger(options.refill ?? limit, `${path}.refill`, 1, windowUs);
+      // Exact arithmetic (algorithms/exact-instant.ts) counts in units of 1/d µs: the capacity must fit in them.
+      const [interval] = reducedInterval(windowUs, refill);
+      if (limit * interval > MAX_EXACT_UNITS) {
+        throw new RateLimitConfigError(`${path}.limit`, options.limit, `a limit × window (µs) / gcd(window (µs), refill) of at most ${MAX_EXACT_UNITS} (here ${limit} × ${interval}): a smaller limit, a shorter window, or a refill that divides the window in µs`);
+      }
       break;
-    case 'gcra':
+    }
+    case 'gcra': {
       burst = parseInteger(options.burst ?? limit, `${path}.burst`, 1);
       if (limit > windowUs) throw new RateLimitConfigError(`${path}.limit`, options.limit, `at most 1000 per millisecond of window (${windowUs})`);
+      const [interval] = reducedInterval(windowUs, limit);
+      if (burst * interval > MAX_EXACT_UNITS) {
+        throw new RateLimitConfigError(`${path}.burst`, options.burst ?? burst, `a burst × window (µs) / gcd(window (µs), limit) of at most ${MAX_EXACT_UNITS} (here ${burst} × ${interval}): a smaller burst, a shorter window, or a limit that divides the window in µs`);
+      }
       break;
+    }
   }
   return Object.freeze({ name, algorithm, limit, windowMs, segments, blockMs, refill, burst, ...(failurePolicy ? { failurePolicy } : {}) });
 }

@@ -1,4 +1,4 @@
-import { defineRule, parseDuration, RateLimitConfigError } from '../../lib/index.js';
+import { defineRule, MAX_SLIDING_LOG_LIMIT, MAX_WINDOW_MS, parseDuration, RateLimitConfigError } from '../../lib/index.js';
 
 describe('defineRule', () => {
   it('fills defaults and turns durations into milliseconds', () => {
@@ -87,5 +87,40 @@ describe('parseDuration', () => {
   it('reads "0" as no lockout where zero is allowed', () => {
     expect(parseDuration('0', 'blockMs', { allowZero: true })).toBe(0);
     expect(() => parseDuration('0', 'window')).toThrow(/"window": "0"/);
+  });
+});
+
+describe('defineRule bounds that keep one decision cheap and exact', () => {
+  const DAY_MS = 86_400_000;
+
+  it.each(['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'] as const)('refuses a %s window past 366 days, naming the maximum', (algorithm) => {
+    expect(() => defineRule({ algorithm, limit: 5, window: '200000d' }, 'x', 'rules.x')).toThrow(
+      'Invalid rate limit option "rules.x.window": "200000d" (expected a duration of at most 31622400000 ms (366 days)',
+    );
+  });
+
+  it.each(['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'] as const)('accepts a %s window of exactly 366 days, and "1y"', (algorithm) => {
+    expect(defineRule({ algorithm, limit: 6, window: 366 * DAY_MS }).windowMs).toBe(366 * DAY_MS);
+    expect(defineRule({ algorithm, limit: 6, window: '1y' }).windowMs).toBe(31_557_600_000);
+  });
+
+  it('refuses a lockout past 366 days, naming the maximum', () => {
+    expect(() => defineRule({ limit: 5, window: '1m', blockMs: 366 * DAY_MS + 1 }, 'x', 'rules.x')).toThrow(/"rules\.x\.blockMs": 31622400001 \(expected a duration of 0 or at most 31622400000 ms \(366 days\)/);
+    expect(defineRule({ limit: 5, window: '1m', blockMs: '366d' }).blockMs).toBe(366 * DAY_MS);
+  });
+
+  it('refuses a sliding-log limit above 1000, naming the maximum and the way out', () => {
+    expect(() => defineRule({ algorithm: 'sliding-log', limit: 1_000_000, window: '1h' }, 'x', 'rules.x')).toThrow(
+      /"rules\.x\.limit": 1000000 \(expected at most 1000 for the sliding-log algorithm.*sliding-window/,
+    );
+    expect(defineRule({ algorithm: 'sliding-log', limit: '1000', window: '1h' }).limit).toBe(1000);
+    expect(defineRule({ algorithm: 'sliding-window', limit: 1_000_000, window: '1h' }).limit).toBe(1_000_000);
+  });
+});
+
+describe('the exported bounds', () => {
+  it('are the ones defineRule enforces: 366 days of window or lockout, 1000 for a sliding log', () => {
+    expect(MAX_WINDOW_MS).toBe(366 * 86_400_000);
+    expect(MAX_SLIDING_LOG_LIMIT).toBe(1000);
   });
 });
