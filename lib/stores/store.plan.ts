@@ -22,9 +22,10 @@ export interface PlannedRule {
 }
 
 /**
- * The rules of one call, each state key once, and where each of the call's entries went. Entries that name the
- * same tracker under the same rule share one state key: they are merged into one rule charging the sum of their
- * costs, so that they are decided together (all-or-nothing) and no call reports more admitted than it charged.
+ * The rules of one call, each rule name and tracker once (so each state and lockout key once), and where each of
+ * the call's entries went. Entries that name the same tracker under the same rule are merged into one rule charging
+ * the sum of their costs, so that they are decided together (all-or-nothing) and no call reports more admitted than
+ * it charged.
  */
 export interface RulePlan {
   rules: PlannedRule[];
@@ -61,18 +62,20 @@ function planEntry(prefix: string, { key, rule, cost: own }: RuleKey, defaultCos
 }
 
 /**
- * One rule per state key, charging the sum of the costs of the entries that share it. Without this, the driver
- * checked each repeat against the same unchanged state: 100 entries under a limit of 5 all passed the check, and
- * only the charges that still fitted were written.
+ * One rule per rule name and tracker, charging the sum of the costs of the entries that repeat it. Without this,
+ * the driver checked each repeat against the same unchanged state: 100 entries under a limit of 5 all passed the
+ * check, and only the charges that still fitted were written.
  */
 function mergeRepeats(entries: readonly RuleKey[], planned: PlannedRule[], op: StoreOp): RulePlan {
   const indexOf = new Map<string, number>();
   const firstEntry: number[] = [];
   const rules: PlannedRule[] = [];
   const entryRule = planned.map((p, i) => {
-    const j = indexOf.get(p.keys.state);
+    // Repeats are found by rule name and tracker (what the lockout key names), not by the state key, which may
+    // also name the algorithm or its parameters: one name under two definitions for one tracker is refused.
+    const j = indexOf.get(p.keys.block);
     if (j === undefined) {
-      indexOf.set(p.keys.state, rules.length);
+      indexOf.set(p.keys.block, rules.length);
       firstEntry.push(i);
       return rules.push(p) - 1;
     }
@@ -99,13 +102,13 @@ function mergeRepeats(entries: readonly RuleKey[], planned: PlannedRule[], op: S
   return { rules, entryRule };
 }
 
-/** Everything that changes how a state key is decided (name and algorithm are already part of the key). */
+/** Everything that changes how a rule decides (the name is the same). */
 function sameDefinition(a: RateLimitRule, b: RateLimitRule): boolean {
-  return a === b || (a.limit === b.limit && a.windowMs === b.windowMs && a.segments === b.segments && a.blockMs === b.blockMs && a.refill === b.refill && a.burst === b.burst);
+  return a === b || (a.algorithm === b.algorithm && a.limit === b.limit && a.windowMs === b.windowMs && a.segments === b.segments && a.blockMs === b.blockMs && a.refill === b.refill && a.burst === b.burst);
 }
 
-function describeRule({ limit, windowMs, segments, blockMs, refill, burst }: RateLimitRule): string {
-  return `limit ${limit}, window ${windowMs} ms, segments ${segments}, blockMs ${blockMs}, refill ${refill}, burst ${burst}`;
+function describeRule({ algorithm, limit, windowMs, segments, blockMs, refill, burst }: RateLimitRule): string {
+  return `${algorithm}, limit ${limit}, window ${windowMs} ms, segments ${segments}, blockMs ${blockMs}, refill ${refill}, burst ${burst}`;
 }
 
 /** One decision per entry of the call: each repeat gets its own copy of its merged rule's decision. */

@@ -80,6 +80,13 @@ describe.each(cases)('repeated entries in one consumeAll on the %s store, %s', (
     expect(await charged(s, 'k', rule)).toBe(0);
   });
 
+  it('refuses repeats of one rule name under two algorithms, naming the rule and the tracker', async () => {
+    const s = get();
+    const other = defineRule({ algorithm: algorithm === 'gcra' ? 'fixed-window' : 'gcra', limit: 5, window: '1m' }, 'sms');
+    await expect(s.store.consumeAll([{ key: 'k', rule }, { key: 'k', rule: other }])).rejects.toThrow(/rule "sms".*tracker "k".*different definitions/);
+    expect(await charged(s, 'k', rule)).toBe(0);
+  });
+
   it('never charges other than the units it reports admitted, whatever the repeats', async () => {
     const s = get();
     const entry = fc.record({ key: fc.constantFrom('a', 'b'), cost: fc.integer({ min: 1, max: 3 }) });
