@@ -7,7 +7,7 @@
   cheapest Redis value, and lets an injected clock, not Redis's key expiry, decide when a window is over.
 
   KEYS[2i-1]  counter of rule i: window end (µs since the epoch) + units admitted in the window
-  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout ends
+  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout started
   ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
   ARGV[2]     'consume' | 'peek' | 'refund'
   ARGV[3]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written

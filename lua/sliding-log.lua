@@ -8,7 +8,7 @@
 
   The layout of KEYS and ARGV is the driver's (includes/driver.lua), shared by every algorithm:
   KEYS[2i-1]  sorted set of rule i: score = time of a unit (µs since the epoch), member = sequence number
-  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout ends
+  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout started
   ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
   ARGV[2]     'consume' | 'peek' | 'refund'
   ARGV[3]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written

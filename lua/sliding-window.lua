@@ -13,7 +13,7 @@
   13-digit timestamps took 8.
 
   KEYS[2i-1]  hash of rule i: field 'b' = base cell number; field <offset> = count of cell (base + offset)
-  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout ends
+  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout started
   ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
   ARGV[2]     'consume' | 'peek' | 'refund'
   ARGV[3]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written

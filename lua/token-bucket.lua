@@ -2,13 +2,15 @@
   Token bucket: `limit` tokens of capacity, refilled continuously at `refill` tokens per window; a request of
   cost N takes N tokens or waits.
 
-  Tokens and their timestamp are folded into one integer: the instant the bucket will be full again. Tokens at
+  Tokens and their timestamp are folded into one value: the instant the bucket will be full again. Tokens at
   any time follow from it (capacity - (full_at - now) / interval), and one int-encoded string is the cheapest
-  Redis value. interval = floor(window / refill) µs per token, so all arithmetic is on integers and the memory
-  store computes the same numbers.
+  Redis value. The interval, window / refill µs, is exact at any rate: a whole number of units of 1/d µs (see
+  the prelude), so all arithmetic is on integers and the memory store computes the same numbers.
+  The key's name carries the interval (key.builder.ts), so a change of it starts afresh; a lowered capacity
+  reads the stored debt clamped to the new capacity.
 
-  KEYS[2i-1]  bucket of rule i: the instant (µs since the epoch) it is full again
-  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout ends
+  KEYS[2i-1]  bucket of rule i: the instant (µs since the epoch) it is full again, "F" or "F:r" = F + r/d µs
+  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout started
   ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
   ARGV[2]     'consume' | 'peek' | 'refund'
   ARGV[3]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written
@@ -22,29 +24,26 @@
 
 ALGORITHMS['tb'] = {
   check = function(r, now, cost, apply)
-    local interval = math.floor(r.window / r.param)
+    -- A token every `interval` units of 1/d µs; the debt is how long until the bucket is full, in those units.
+    local interval, d = reduced_interval(r.window, r.param)
     local capacity = r.limit * interval
-    -- debt: how long until the bucket is full, i.e. the missing tokens times the interval.
-    local debt = math.max(0, (get_number(r.key) or now) - now)
+    local debt = units_until(r.key, now, d, capacity)
     local after = debt + cost * interval
     if after <= capacity then
       if apply then
-        redis.call('SET', r.key, int(now + after), 'PX', ceil_ms(after))
+        set_instant(r.key, now, after, d)
       end
-      return true, math.floor((capacity - after) / interval), after, 0
+      return true, idiv(capacity - after, interval), ceil_div(after, d), 0
     end
-    return false, math.floor((capacity - debt) / interval), debt, after - capacity
+    return false, idiv(capacity - debt, interval), ceil_div(debt, d), ceil_div(after - capacity, d)
   end,
   refund = function(r, now, cost)
-    local full_at = get_number(r.key)
-    if not full_at then
-      return
-    end
-    local debt = full_at - now - cost * math.floor(r.window / r.param)
+    local interval, d = reduced_interval(r.window, r.param)
+    local debt = units_until(r.key, now, d, r.limit * interval) - cost * interval
     if debt <= 0 then
       redis.call('DEL', r.key)
     else
-      redis.call('SET', r.key, int(now + debt), 'PX', ceil_ms(debt))
+      set_instant(r.key, now, debt, d)
     end
   end,
 }

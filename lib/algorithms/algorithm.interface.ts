@@ -29,8 +29,13 @@ export interface MemoryAlgorithm<S> {
 /** Everything a store needs about one algorithm. */
 export interface AlgorithmDefinition {
   name: RateLimitAlgorithm;
-  /** The id the Lua driver dispatches on; also part of the Redis key. */
+  /** The id the Lua driver dispatches on; starts the state key's tag (see stateTag). */
   tag: string;
+  /**
+   * The state key's tag: `tag` followed by the rule's parameters that give the stored state its meaning (cells of
+   * 100 ms: `sw100`), so that a live change of them starts afresh instead of misreading the old state.
+   */
+  stateTag(rule: RateLimitRule): string;
   /** The file in `lua/`. */
   script: string;
   /** The algorithm's own ARGV parameter (see AlgorithmRule.param). */

@@ -5,6 +5,8 @@ import { fixedWindowMemory } from './fixed-window.memory.js';
 export const fixedWindow: AlgorithmDefinition = {
   name: 'fixed-window',
   tag: 'fw',
+  // Counts are per aligned window: another window length reads them as another window's.
+  stateTag: (rule) => `fw${rule.windowMs}`,
   script: 'fixed-window',
   param: () => 0,
   capacity: (rule) => rule.limit,

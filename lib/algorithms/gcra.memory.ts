@@ -1,32 +1,38 @@
 import { expiryAfter, type MemoryAlgorithm } from './algorithm.interface.js';
+import { ceilDiv, idiv, instantAfter, reducedInterval, unitsUntil, type Instant } from './exact-instant.js';
 
-/** Twin of lua/gcra.lua: the value is the theoretical arrival time (µs). */
-export const gcraMemory: MemoryAlgorithm<number> = {
+/** Twin of lua/gcra.lua: the value is the theoretical arrival time (see exact-instant.ts). */
+export const gcraMemory: MemoryAlgorithm<Instant> = {
   check(entry, r, now, quantity, apply) {
-    const t = Math.floor(r.window / r.limit);
+    const [t, d] = reducedInterval(r.window, r.limit);
     const tau = t * r.param;
-    const tat = Math.max(entry.value ?? now, now);
+    // TAT - now, in units of 1/d µs; at most tau, so a lowered burst applies at once.
+    const tat = unitsUntil(entry, now, d, tau);
     const increment = t * quantity;
     const newTat = tat + increment;
-    const allowAt = newTat - tau;
     let allowed = true;
-    let ttl = newTat - now;
+    let ttl = newTat;
     let retry = 0;
-    if (now < allowAt) {
+    if (newTat > tau) {
       allowed = false;
-      ttl = tat - now;
-      retry = increment <= tau ? allowAt - now : -1;
+      ttl = tat;
+      retry = increment <= tau ? ceilDiv(newTat - tau, d) : -1;
     } else if (apply && quantity > 0) {
-      entry.value = newTat;
-      entry.expiresAt = expiryAfter(now, ttl);
+      const next = instantAfter(now, newTat, d);
+      entry.value = next.value;
+      entry.expiresAt = expiryAfter(now, next.us);
     }
-    const nextFree = tau - ttl;
-    return [allowed, nextFree > 0 ? Math.floor(nextFree / t) : 0, ttl, retry];
+    return [allowed, tau > ttl ? idiv(tau - ttl, t) : 0, ceilDiv(ttl, d), retry];
   },
   refund(entry, r, now, quantity) {
-    if (entry.value === undefined) return;
-    const tat = entry.value - quantity * Math.floor(r.window / r.limit);
-    entry.value = tat <= now ? undefined : tat;
-    if (tat > now) entry.expiresAt = expiryAfter(now, tat - now);
+    const [t, d] = reducedInterval(r.window, r.limit);
+    const tat = unitsUntil(entry, now, d, t * r.param) - quantity * t;
+    if (tat <= 0) {
+      entry.value = undefined;
+      return;
+    }
+    const next = instantAfter(now, tat, d);
+    entry.value = next.value;
+    entry.expiresAt = expiryAfter(now, next.us);
   },
 };

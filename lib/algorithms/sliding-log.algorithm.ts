@@ -5,6 +5,8 @@ import { slidingLogMemory } from './sliding-log.memory.js';
 export const slidingLog: AlgorithmDefinition = {
   name: 'sliding-log',
   tag: 'sl',
+  // Timestamps read correctly under any window and limit.
+  stateTag: () => 'sl',
   script: 'sliding-log',
   param: () => 0,
   capacity: (rule) => rule.limit,

@@ -5,6 +5,9 @@ import { slidingWindowMemory } from './sliding-window.memory.js';
 export const slidingWindow: AlgorithmDefinition = {
   name: 'sliding-window',
   tag: 'sw',
+  // Cells are numbered absolutely, so a new window with the same cell length reads them correctly; another cell
+  // length would misplace them.
+  stateTag: (rule) => `sw${rule.windowMs / rule.segments}`,
   script: 'sliding-window',
   param: (rule) => rule.segments,
   capacity: (rule) => rule.limit,

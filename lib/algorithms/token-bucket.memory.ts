@@ -1,25 +1,32 @@
 import { expiryAfter, type MemoryAlgorithm } from './algorithm.interface.js';
+import { ceilDiv, idiv, instantAfter, reducedInterval, unitsUntil, type Instant } from './exact-instant.js';
 
-/** Twin of lua/token-bucket.lua: the value is the instant (µs) the bucket is full again. */
-export const tokenBucketMemory: MemoryAlgorithm<number> = {
+/** Twin of lua/token-bucket.lua: the value is the instant the bucket is full again (see exact-instant.ts). */
+export const tokenBucketMemory: MemoryAlgorithm<Instant> = {
   check(entry, r, now, cost, apply) {
-    const interval = Math.floor(r.window / r.param);
+    const [interval, d] = reducedInterval(r.window, r.param);
     const capacity = r.limit * interval;
-    const debt = Math.max(0, (entry.value ?? now) - now);
+    const debt = unitsUntil(entry, now, d, capacity);
     const after = debt + cost * interval;
     if (after <= capacity) {
       if (apply) {
-        entry.value = now + after;
-        entry.expiresAt = expiryAfter(now, after);
+        const full = instantAfter(now, after, d);
+        entry.value = full.value;
+        entry.expiresAt = expiryAfter(now, full.us);
       }
-      return [true, Math.floor((capacity - after) / interval), after, 0];
+      return [true, idiv(capacity - after, interval), ceilDiv(after, d), 0];
     }
-    return [false, Math.floor((capacity - debt) / interval), debt, after - capacity];
+    return [false, idiv(capacity - debt, interval), ceilDiv(debt, d), ceilDiv(after - capacity, d)];
   },
   refund(entry, r, now, cost) {
-    if (entry.value === undefined) return;
-    const debt = entry.value - now - cost * Math.floor(r.window / r.param);
-    entry.value = debt <= 0 ? undefined : now + debt;
-    if (debt > 0) entry.expiresAt = expiryAfter(now, debt);
+    const [interval, d] = reducedInterval(r.window, r.param);
+    const debt = unitsUntil(entry, now, d, r.limit * interval) - cost * interval;
+    if (debt <= 0) {
+      entry.value = undefined;
+      return;
+    }
+    const full = instantAfter(now, debt, d);
+    entry.value = full.value;
+    entry.expiresAt = expiryAfter(now, full.us);
   },
 };

@@ -23,10 +23,13 @@ export interface RuleKeys {
 }
 
 /**
- * `<prefix>:<rule>:<algorithm>:{<tracker>}` — the algorithm is part of the key so that changing a rule's algorithm
- * at run time starts afresh instead of reading another algorithm's data.
+ * State: `<prefix>:<rule>:<tag>:{<tracker>}`, the tag naming the algorithm and the parameters that give the
+ * stored state its meaning (`sw100`, `tb200000`, see AlgorithmDefinition.stateTag): a live change of them, or of
+ * the algorithm, starts afresh instead of misreading the old state. Lockout: `<prefix>:<rule>:{<tracker>}:block`,
+ * the same whatever the algorithm or its shape, so that changing them does not end a lockout.
  */
 export function ruleKeys(prefix: string, rule: RateLimitRule, tracker: string): RuleKeys {
-  const state = `${prefix}:${rule.name}:${ALGORITHM_DEFINITIONS[rule.algorithm].tag}:{${trackerSegment(tracker)}}`;
-  return { state, block: `${state}:block` };
+  const head = `${prefix}:${rule.name}:`;
+  const tail = `{${trackerSegment(tracker)}}`;
+  return { state: `${head}${ALGORITHM_DEFINITIONS[rule.algorithm].stateTag(rule)}:${tail}`, block: `${head}${tail}:block` };
 }

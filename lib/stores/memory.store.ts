@@ -94,9 +94,18 @@ export class MemoryStore implements RateLimitStore {
     let all = true;
     const blocked: boolean[] = [];
     const results = rules.map((r, i): CheckResult => {
-      const until = r.blockUs > 0 ? (this.read(r.keys.block, now).value as number | undefined) : undefined;
-      blocked[i] = until !== undefined && until > now;
-      const result: CheckResult = blocked[i] ? [false, 0, until! - now, until! - now] : this.check(r, now, writeNow);
+      // The lockout entry holds when it started, so the current rule's length applies; at most that length from now.
+      const started = r.blockUs > 0 ? (this.read(r.keys.block, now).value as number | undefined) : undefined;
+      const left = started === undefined ? 0 : Math.min(started + r.blockUs - now, r.blockUs);
+      blocked[i] = left > 0;
+      let result: CheckResult;
+      if (blocked[i]) {
+        // The algorithm is asked too, writing nothing: the wait reported must also be enough to pass it then.
+        const [, , reset, retry] = this.check(r, now, false);
+        result = [false, 0, Math.max(reset, left), retry < 0 ? -1 : Math.max(retry, left)];
+      } else {
+        result = this.check(r, now, writeNow);
+      }
       all &&= result[0];
       return result;
     });
@@ -111,9 +120,10 @@ export class MemoryStore implements RateLimitStore {
           return;
         }
         if (r.blockUs === 0 || blocked[i]) return;
-        this.write(r.keys.block, { value: now + r.blockUs, expiresAt: expiryAfter(now, r.blockUs) }, now);
+        this.write(r.keys.block, { value: now, expiresAt: expiryAfter(now, r.blockUs) }, now);
+        // The longer of the lockout and the algorithm's own wait: the lockout alone could be refused again.
         d[2] = Math.max(d[2], r.blockUs);
-        d[3] = r.blockUs;
+        if (d[3] >= 0) d[3] = Math.max(d[3], r.blockUs);
       });
     }
     return expandDecisions(plan, {

@@ -44,9 +44,14 @@ local all = true
 for i, r in ipairs(rules) do
   local d
   if r.block > 0 then
-    local blocked_until = get_number(r.block_key)
-    if blocked_until and blocked_until > now then
-      d = { false, 0, blocked_until - now, blocked_until - now, blocked = true }
+    -- The lockout key holds when it started, so the current rule's length applies (a shortened one at once); at
+    -- most that length from now, even if the clock stepped back.
+    local started = get_number(r.block_key)
+    local left = started and math.min(started + r.block - now, r.block)
+    if left and left > 0 then
+      -- The algorithm is asked too, writing nothing: the wait reported must also be enough to pass it then.
+      local own = { r.algorithm.check(r, now, r.cost, false) }
+      d = { false, 0, math.max(own[3], left), own[4] < 0 and -1 or math.max(own[4], left), blocked = true }
     end
   end
   if not d then
@@ -71,9 +76,13 @@ if op == 'consume' then
         d = { r.algorithm.check(r, now, 0, false) }
         decisions[i] = d
       elseif not d[1] and r.block > 0 and not d.blocked then
-        redis.call('SET', r.block_key, int(now + r.block), 'PX', r.block / 1000)
+        redis.call('SET', r.block_key, int(now), 'PX', r.block / 1000)
+        -- The wait is the longer of the lockout and the algorithm's own: waiting the lockout alone could be
+        -- refused again, and start another lockout.
         d[3] = math.max(d[3], r.block)
-        d[4] = r.block
+        if d[4] >= 0 then
+          d[4] = math.max(d[4], r.block)
+        end
       end
     end
   end

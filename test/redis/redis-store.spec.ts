@@ -43,7 +43,7 @@ describe('RedisStore on a real redis-server', () => {
     expect(ttl).toBeLessThanOrEqual(1500);
   });
 
-  it('names keys <prefix>:<rule>:<algorithm>:{<tracker>} and keeps them bounded', async () => {
+  it('names keys <prefix>:<rule>:<algorithm and window>:{<tracker>} and keeps them bounded', async () => {
     const prefix = uniquePrefix();
     const store = new RedisStore(client, { keyPrefix: prefix });
     const rule = defineRule({ algorithm: 'fixed-window', limit: 2, window: '1m' }, 'api');
@@ -51,7 +51,7 @@ describe('RedisStore on a real redis-server', () => {
     await store.consume('x'.repeat(10_000), rule);
     await store.consume('{evil}', rule);
     const keys = (await keysOf(prefix)).sort();
-    expect(keys).toContain(`${prefix}:api:fw:{user:42}`);
+    expect(keys).toContain(`${prefix}:api:fw60000:{user:42}`);
     expect(keys.every((k) => k.length < prefix.length + 60)).toBe(true);
     expect(keys.filter((k) => k.includes('evil'))).toEqual([]);
   });
@@ -62,7 +62,7 @@ describe('RedisStore on a real redis-server', () => {
     const rule = defineRule({ algorithm: 'gcra', limit: 1, window: '1h' }, 'tat');
     await store.consume('k', rule);
     const [seconds, micros] = await client.time();
-    const tat = Number(await client.get(`${prefix}:tat:gcra:{k}`));
+    const tat = Number(await client.get(`${prefix}:tat:gcra3600000000:{k}`));
     const redisNowUs = Number(seconds) * 1e6 + Number(micros);
     expect(Math.abs(tat - 3_600_000_000 - redisNowUs)).toBeLessThan(5_000_000);
   });

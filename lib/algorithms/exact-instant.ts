@@ -1,0 +1,75 @@
+/**
+ * Exact arithmetic for token bucket and GCRA, shared by their memory twins (the Lua has the same functions in
+ * lua/includes/prelude.lua). An emission interval of `window / rate` µs is a whole number of units of 1/d µs,
+ * d = rate / gcd(window, rate), so every comparison is on integers whatever the rate: rounding the interval to
+ * whole µs admitted 10,000 in 10 ms at 600k/s instead of 6,000.
+ *
+ * The stored instant (the bucket's full-at, GCRA's TAT) is F µs plus r/d µs, 0 <= r < d: a plain integer F when
+ * r = 0 (always so when the interval is a whole number of µs), else the pair [F, r] (Redis: the string "F:r").
+ */
+import { expiryAfter, type MemoryEntry } from './algorithm.interface.js';
+
+export type Instant = number | [us: number, fraction: number];
+
+/**
+ * Largest capacity (token bucket: limit × interval; GCRA: burst × interval) in units of 1/d µs. A quarter of
+ * MAX_SAFE_INTEGER, so that a debt plus a request's cost, and a stored debt read back under the same d, stay exact.
+ */
+export const MAX_EXACT_UNITS = Math.floor(Number.MAX_SAFE_INTEGER / 4);
+
+/** ⌊a / b⌋ for integers a >= 0, b > 0, exact even where the float quotient rounds up to the next integer. */
+export function idiv(a: number, b: number): number {
+  let q = Math.floor(a / b);
+  if (q * b > a) q--;
+  else if ((q + 1) * b <= a) q++;
+  return q;
+}
+
+/** ⌈a / b⌉ for integers a >= 0, b > 0. */
+export function ceilDiv(a: number, b: number): number {
+  const q = idiv(a, b);
+  return q * b < a ? q + 1 : q;
+}
+
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
+}
+
+/** `window / rate` µs as [units, d]: the interval is `units` units of 1/d µs, with units and d coprime integers. */
+export function reducedInterval(windowUs: number, rate: number): [units: number, d: number] {
+  const g = gcd(windowUs, rate);
+  return [windowUs / g, rate / g];
+}
+
+/** `window / rate` µs as a key tag: `units`, or `units_d` when it is not a whole number of µs. */
+export function intervalTag(windowUs: number, rate: number): string {
+  const [units, d] = reducedInterval(windowUs, rate);
+  return d === 1 ? String(units) : `${units}_${d}`;
+}
+
+/**
+ * How far the entry's instant is ahead of now, in units of 1/d µs: 0 when it has passed (or there is none), and at
+ * most `cap`. An instant further ahead (a rule whose capacity was lowered) is moved back to now + cap, so that the
+ * lowered capacity applies at once and time runs from there: a clamp on read alone would never come down.
+ */
+export function unitsUntil(entry: MemoryEntry<Instant>, now: number, d: number, cap: number): number {
+  const value = entry.value;
+  if (value === undefined) return 0;
+  const [at, fraction] = typeof value === 'number' ? [value, 0] : value;
+  const us = at - now;
+  if (us < 0) return 0;
+  // Compared in whole µs first, so that an instant far ahead is never multiplied by d.
+  if (us < ceilDiv(cap, d) && us * d + fraction <= cap) return us * d + fraction;
+  const moved = instantAfter(now, cap, d);
+  entry.value = moved.value;
+  entry.expiresAt = expiryAfter(now, moved.us);
+  return cap;
+}
+
+/** The instant `units` units of 1/d µs after now, and how long it is from now in whole µs, rounded up (the TTL). */
+export function instantAfter(now: number, units: number, d: number): { value: Instant; us: number } {
+  const us = idiv(units, d);
+  const fraction = units - us * d;
+  return { value: fraction === 0 ? now + us : [now + us, fraction], us: ceilDiv(units, d) };
+}
