@@ -1,9 +1,22 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
-/** `lua/` sits two levels above this file both in the sources (lib/stores) and in the build (dist/stores). */
-const LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'lua');
+/**
+ * `lua/` sits at the package root, which is two levels above this file in the sources (lib/stores) and the
+ * ES-module build (dist/stores), three in the CommonJS build (dist/cjs/stores). That build is compiled from this
+ * same file, with `import.meta.url` replaced by the CommonJS module's own URL (scripts/build-cjs.mjs).
+ */
+function findLuaDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, '..', '..', 'lua'), join(here, '..', '..', '..', 'lua')];
+  const found = candidates.find((dir) => existsSync(join(dir, 'includes', 'prelude.lua')));
+  if (!found) throw new Error(`The rate-limit Lua scripts are missing: looked for lua/includes/prelude.lua in ${candidates.join(' and ')} (the package's "lua" folder must be installed beside "dist")`);
+  return found;
+}
+
+// Looked up on the first script read, so that an app on the memory store never needs lua/.
+let luaDir: string | undefined;
 const INCLUDE = /^--- @include "([\w-]+)"\s*$/gm;
 
 const sources = new Map<string, string>();
@@ -12,7 +25,7 @@ const sources = new Map<string, string>();
 function read(name: string): string {
   let source = sources.get(name);
   if (source === undefined) {
-    source = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8');
+    source = readFileSync(join((luaDir ??= findLuaDir()), `${name}.lua`), 'utf8');
     sources.set(name, source);
   }
   return source;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import { assertBuilt, prepareSandbox, ROOT_NODE_MODULES, runFixture, type FixtureRun } from './sandbox.js';
+import { assertBuilt, PACKAGE_NAME, prepareSandbox, ROOT_NODE_MODULES, runFixture, type FixtureRun } from './sandbox.js';
 
 /** The exact dependency versions a package under the root node_modules pins. */
 function dependenciesOf(name: string): Record<string, string> {
@@ -9,9 +9,12 @@ function dependenciesOf(name: string): Record<string, string> {
 }
 
 /**
- * The BUILT package (dist/ + lua/, ESM only) loaded the way users load it: with require() from a CommonJS Nest 11
- * app (require(esm), Node >= 20.19) and with import from an ES-module Nest 12 app. Each app runs in its own node
- * process from a sandbox under test/compat/.tmp (see sandbox.ts) and prints one JSON report.
+ * The PACKED package loaded the way users load it in plain Node: with require() from a CommonJS Nest 11 app and
+ * with import from an ES-module Nest 12 app. Node >= 20.19 matches the "module-sync" export condition for both, so
+ * both get the ES-module build, and an app that does both gets one copy of every class (Nest's DI compares
+ * classes). Test runners and TypeScript, which do not know that condition, take "require" (dist/cjs) or "import":
+ * see nest-apps.spec.ts. Each app runs in its own node process from a sandbox under test/compat/.tmp (see
+ * sandbox.ts) and prints one JSON report.
  */
 
 interface AppReport {
@@ -33,9 +36,11 @@ interface AppReport {
   rejectedBody: unknown;
   /** `true`, or the error a RedisStore construction threw (its Lua files not found, ...). */
   redisStoreLoaded: true | string;
+  /** CommonJS app: whether `import()` of the package gave the RateLimitService require() gave. */
+  sameClassesForImport?: boolean;
+  /** ES-module app: whether `require()` of the package gave the RateLimitService import gave. */
+  sameClassesForRequire?: boolean;
 }
-
-const PACKAGE_NAME = 'nestjs-redis-rate-limit';
 
 describe('module formats of the built package', () => {
   beforeAll(() => assertBuilt());
@@ -68,10 +73,14 @@ describe('module formats of the built package', () => {
       expect(run.report.expressVersion).toBe(dependenciesOf('nest11-platform-express').express);
     });
 
-    it('loads the package copy through require() of an ES module', () => {
+    it('loads the package copy through require() of its ES-module build (the "module-sync" condition)', () => {
       expect(run.report.libraryPath).toBe(join(dir, 'node_modules', PACKAGE_NAME, 'dist', 'index.js'));
       expect(run.report.libraryTag).toBe('[object Module]');
       expect(run.report.memoryStoreType).toBe('function');
+    });
+
+    it('gives an import() in the same app the very classes require() gave (one RateLimitService per app)', () => {
+      expect(run.report.sameClassesForImport).toBe(true);
     });
 
     it('answers 200, 200 then 429 with the 429 body and headers of RateLimitModule.forRoot and its global guard', () => {
@@ -104,6 +113,10 @@ describe('module formats of the built package', () => {
       expect(run.report.libraryPath).toBe(join(dir, 'node_modules', PACKAGE_NAME, 'dist', 'index.js'));
       expect(run.report.libraryTag).toBe('[object Module]');
       expect(run.report.memoryStoreType).toBe('function');
+    });
+
+    it('gives a require() in the same app the very classes import gave (one RateLimitService per app)', () => {
+      expect(run.report.sameClassesForRequire).toBe(true);
     });
 
     it('answers 200, 200 then 429 with the 429 body and headers of RateLimitModule.forRoot and its global guard', () => {

@@ -1,63 +1,105 @@
-import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Sandboxes for the module-format tests: `test/compat/.tmp/<name>/` holds a fixture app and a node_modules with a
- * COPY of the built package (package.json, dist/, lua/) plus, when asked, copies of other packages under other
- * names (Nest 11 from the `nest11-*` aliases). Copies, never symlinks: Node resolves a symlink to its real path and
- * would then resolve its dependencies from the repository root (Nest 12). Anything not in the sandbox (rxjs,
- * reflect-metadata, ioredis, express, ...) resolves by walking up to the repository's node_modules.
+ * Sandboxes for the compatibility tests: `test/compat/.tmp/<name>/` holds a fixture app and a node_modules with
+ * the package installed from the tarball `npm pack` makes of this repository (what a user downloads), plus, when
+ * asked, copies of other packages under other names (Nest 11 from the `nest11-*` aliases, ioredis 5 from
+ * `ioredis5`). Copies, never symlinks: Node resolves a symlink to its real path and would then resolve its
+ * dependencies from the repository root (Nest 12). Anything not in the sandbox (rxjs, reflect-metadata, ioredis 6,
+ * express, jest, ...) resolves by walking up to the repository's node_modules, so nothing is downloaded.
  */
 
 export const COMPAT_DIR = dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = resolve(COMPAT_DIR, '..', '..');
 export const ROOT_NODE_MODULES = join(REPO_ROOT, 'node_modules');
-const TMP_DIR = join(COMPAT_DIR, '.tmp');
+export const TMP_DIR = join(COMPAT_DIR, '.tmp');
 const FIXTURES_DIR = join(COMPAT_DIR, 'fixtures');
-const PACKAGE_NAME = 'nestjs-redis-rate-limit';
-/** What a published copy of the package holds (see `files` in package.json). */
-const PACKAGE_ENTRIES = ['package.json', 'dist', 'lua'];
+export const PACKAGE_NAME = 'nestjs-redis-rate-limit';
 
 export interface SandboxOptions {
   /** Folder under test/compat/fixtures whose files are copied into the sandbox. */
   fixture: string;
   /** Extra packages: installed name (e.g. `@nestjs/core`) -> folder name under the root node_modules (`nest11-core`). */
   packages?: Record<string, string>;
+  /**
+   * Packages linked rather than copied, for tools without dependencies of their own whose real path does not
+   * matter (`typescript` -> `typescript57`, so that a copied ts-jest compiles with TypeScript 5.7).
+   */
+  links?: Record<string, string>;
 }
 
 /** Fails with a clear message when the package has not been built (the `test` script builds before jest runs). */
 export function assertBuilt(): void {
-  const entry = join(REPO_ROOT, 'dist', 'index.js');
-  if (!existsSync(entry)) {
-    throw new Error(`${entry} is missing: build the package first (npm run build), or run the whole suite with npm test.`);
+  for (const entry of [join(REPO_ROOT, 'dist', 'index.js'), join(REPO_ROOT, 'dist', 'cjs', 'index.js')]) {
+    if (!existsSync(entry)) {
+      throw new Error(`${entry} is missing: build the package first (npm run build), or run the whole suite with npm test.`);
+    }
   }
+}
+
+let tarball: string | undefined;
+
+/**
+ * The tarball `npm pack` makes of this repository, once per test process. Its prepack build is skipped: the
+ * `test` script has just built dist/ (package-contents.spec.ts packs a fresh copy with prepack instead).
+ */
+export function packedTarball(): string {
+  if (tarball) return tarball;
+  assertBuilt();
+  const destination = join(TMP_DIR, `pack-${process.pid}`);
+  rmSync(destination, { recursive: true, force: true });
+  mkdirSync(destination, { recursive: true });
+  tarball = join(destination, npmPack(REPO_ROOT, destination, ['--ignore-scripts']));
+  return tarball;
+}
+
+/** Runs `npm pack` in `dir` into `destination`; returns the tarball's file name. */
+export function npmPack(dir: string, destination: string, extraArgs: string[] = []): string {
+  const stdout = execFileSync('npm', ['pack', '--json', '--pack-destination', destination, ...extraArgs], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  // Lifecycle scripts (prepack) print to stdout before the JSON report.
+  const [report] = JSON.parse(stdout.slice(stdout.indexOf('\n[') + 1 || 0)) as { filename: string }[];
+  return report.filename;
 }
 
 /** (Re)creates `test/compat/.tmp/<name>/` from scratch, so it can never go stale; returns its path. */
 export function prepareSandbox(name: string, options: SandboxOptions): string {
-  assertBuilt();
   const dir = join(TMP_DIR, name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'node_modules'), { recursive: true });
 
   cpSync(join(FIXTURES_DIR, options.fixture), dir, { recursive: true, dereference: true });
 
+  // What `npm install <tarball>` puts in node_modules; its dependencies resolve from the repository's.
   const packageDir = join(dir, 'node_modules', PACKAGE_NAME);
-  for (const entry of PACKAGE_ENTRIES) {
-    cpSync(join(REPO_ROOT, entry), join(packageDir, entry), { recursive: true, dereference: true });
-  }
+  mkdirSync(packageDir, { recursive: true });
+  execFileSync('tar', ['-xzf', packedTarball(), '-C', packageDir, '--strip-components=1']);
 
   for (const [installedName, sourceName] of Object.entries(options.packages ?? {})) {
-    const source = join(ROOT_NODE_MODULES, sourceName);
-    if (!existsSync(join(source, 'package.json'))) {
-      throw new Error(`${source} is missing: run npm install (package.json aliases it as a devDependency).`);
-    }
     // Its own nested node_modules (dependencies whose versions differ from the root's) come along.
-    cpSync(source, join(dir, 'node_modules', installedName), { recursive: true, dereference: true });
+    cpSync(rootPackage(sourceName), join(dir, 'node_modules', installedName), { recursive: true, dereference: true });
+  }
+  for (const [installedName, sourceName] of Object.entries(options.links ?? {})) {
+    mkdirSync(dirname(join(dir, 'node_modules', installedName)), { recursive: true });
+    symlinkSync(rootPackage(sourceName), join(dir, 'node_modules', installedName), 'dir');
   }
   return dir;
+}
+
+function rootPackage(name: string): string {
+  const source = join(ROOT_NODE_MODULES, name);
+  if (!existsSync(join(source, 'package.json'))) {
+    throw new Error(`${source} is missing: run npm install (package.json lists it as a devDependency).`);
+  }
+  return source;
 }
 
 export interface FixtureRun<T> {
@@ -68,27 +110,47 @@ export interface FixtureRun<T> {
 }
 
 /** Runs `node <entry>` in the sandbox and parses the last JSON line of its stdout. */
-export function runFixture<T>(dir: string, entry: string, timeoutMs = 20_000): Promise<FixtureRun<T>> {
+export async function runFixture<T>(dir: string, entry: string, timeoutMs = 20_000): Promise<FixtureRun<T>> {
+  const { stdout, stderr } = await runNode(dir, [entry], { timeoutMs });
+  const line = stdout.trim().split('\n').filter(Boolean).pop();
+  try {
+    return { report: JSON.parse(line ?? '') as T, stdout, stderr };
+  } catch {
+    throw new Error(`node ${entry} printed no JSON line (cwd ${dir})\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`);
+  }
+}
+
+export interface NodeRunOptions {
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+  /** Node's own flags (`--experimental-vm-modules`), as a user would put them in NODE_OPTIONS. @default none */
+  nodeOptions?: string;
+  /** @default 60000 */
+  timeoutMs?: number;
+}
+
+/**
+ * Runs `node <args>` in `dir`, as a user would in their project: not with the jest worker's NODE_OPTIONS. Rejects,
+ * with both outputs, when it exits non-zero.
+ */
+export function runNode(dir: string, args: string[], options: NodeRunOptions = {}): Promise<{ stdout: string; stderr: string }> {
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: options.nodeOptions ?? '', ...options.env };
+  // A jest inside a jest worker would otherwise take itself for a worker.
+  delete env.JEST_WORKER_ID;
   return new Promise((resolveRun, reject) => {
-    execFile(
-      process.execPath,
-      [entry],
-      // Not the jest worker's NODE_OPTIONS (--experimental-vm-modules and the like): a plain node, as a user runs it.
-      { cwd: dir, timeout: timeoutMs, env: { ...process.env, NODE_OPTIONS: '' }, encoding: 'utf8' },
-      (error, stdout, stderr) => {
-        const context = `(cwd ${dir})\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`;
-        if (error) {
-          const why = error.killed ? `was killed after ${timeoutMs} ms` : `failed (exit code ${String(error.code)})`;
-          reject(new Error(`node ${entry} ${why} ${context}`));
-          return;
-        }
-        const line = stdout.trim().split('\n').filter(Boolean).pop();
-        try {
-          resolveRun({ report: JSON.parse(line ?? '') as T, stdout, stderr });
-        } catch {
-          reject(new Error(`node ${entry} printed no JSON line ${context}`));
-        }
-      },
-    );
+    execFile(process.execPath, args, { cwd: dir, timeout: timeoutMs, env, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) {
+        const why = error.killed ? `was killed after ${timeoutMs} ms` : `failed (exit code ${String(error.code)})`;
+        reject(new Error(`node ${args.join(' ')} ${why} (cwd ${dir})\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`));
+        return;
+      }
+      resolveRun({ stdout, stderr });
+    });
   });
+}
+
+/** A command-line tool of a package under the root node_modules (`typescript57/bin/tsc`), for `runNode`. */
+export function rootBin(path: string): string {
+  return join(ROOT_NODE_MODULES, path);
 }
