@@ -31,9 +31,19 @@ export interface RedisStoreOptions {
 
 /** A command reached Redis after its deadline, so nothing was recorded. */
 export class RateLimitDeadlineError extends Error {
-  constructor() {
-    super('The rate-limit command reached Redis after its deadline; nothing was recorded');
+  /** The round trip of the refused command, in ms. */
+  readonly roundTripMs?: number;
+  /**
+   * True when Redis answered within `timeoutMs`: the command was not late, Redis's clock had stepped past our
+   * estimate of it. Redis is healthy, so the circuit breaker does not count it.
+   */
+  readonly promptReply: boolean;
+
+  constructor(detail: { roundTripMs?: number; timeoutMs?: number; message?: string } = {}) {
+    super(detail.message ?? 'The rate-limit command reached Redis after its deadline; nothing was recorded');
     this.name = 'RateLimitDeadlineError';
+    this.roundTripMs = detail.roundTripMs;
+    this.promptReply = detail.roundTripMs !== undefined && detail.timeoutMs !== undefined && detail.roundTripMs < detail.timeoutMs;
   }
 }
 
@@ -62,6 +72,10 @@ export class RedisStore implements RateLimitStore {
   private offsetUs?: number;
   private syncedAt = -Infinity;
   private syncing?: Promise<void>;
+  /** When (performance.now()) the measurement in `syncing` started. */
+  private syncStartedAt = -Infinity;
+  /** Script source by command name, for the EVAL that answers a NOSCRIPT ioredis's own resend could not avoid. */
+  private readonly sources = new Map<string, string>();
 
   constructor(
     readonly client: Redis | Cluster,
@@ -78,8 +92,9 @@ export class RedisStore implements RateLimitStore {
     this.timeoutMs = options.clock ? undefined : options.timeoutMs;
     const scripts = Object.values(ALGORITHM_DEFINITIONS).map((d) => d.script);
     // defineCommand only stores the source; a client shared by several stores gets the same definitions again.
-    for (const script of scripts) client.defineCommand(commandName(script), { lua: loadScript(script) });
-    client.defineCommand(COMBINED, { lua: loadCombinedScript(scripts) });
+    for (const script of scripts) this.sources.set(commandName(script), loadScript(script));
+    this.sources.set(COMBINED, loadCombinedScript(scripts));
+    for (const [name, lua] of this.sources) client.defineCommand(name, { lua });
   }
 
   async consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
@@ -98,8 +113,7 @@ export class RedisStore implements RateLimitStore {
   }
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
-    const reply = await this.call('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund').rules);
-    if (reply[0] === -1) throw new RateLimitDeadlineError();
+    await this.callInTime('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund').rules);
   }
 
   /** redis-cell's `CL.THROTTLE key max_burst count period [quantity]` (period in seconds), with its five-value reply. */
@@ -113,8 +127,7 @@ export class RedisStore implements RateLimitStore {
   }
 
   private async decide(op: StoreOp, rules: PlannedRule[]): Promise<MultiDecision> {
-    const reply = await this.call(op, rules);
-    if (reply.length === 1 && reply[0] === -1) throw new RateLimitDeadlineError();
+    const reply = await this.callInTime(op, rules);
     if (!Array.isArray(reply) || reply.length !== 1 + 4 * rules.length || !reply.every(Number.isInteger)) {
       throw new Error(`Unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
     }
@@ -124,25 +137,78 @@ export class RedisStore implements RateLimitStore {
     };
   }
 
-  private call(op: StoreOp, rules: PlannedRule[]): Promise<number[]> {
+  /**
+   * `call`, with its deadline kept: a `{-1}` reply (Redis ran the script after the deadline, recording nothing)
+   * throws `RateLimitDeadlineError`, unless it came back within `timeoutMs`. Then the command was not late: Redis's
+   * clock had stepped ahead of our estimate of it (NTP, a failover to a host whose clock is ahead), which would
+   * fail every call until the next measurement a minute later. So the clocks are measured again at once, and the
+   * call is sent once more with what is left of the caller's wait, if anything is.
+   */
+  private async callInTime(op: StoreOp, rules: PlannedRule[]): Promise<number[]> {
+    const sentAt = performance.now();
+    let reply = await this.call(op, rules);
+    if (!isLate(reply)) return reply;
+    let roundTripMs = performance.now() - sentAt;
+    const timeoutMs = this.timeoutMs;
+    if (timeoutMs !== undefined && roundTripMs < timeoutMs) {
+      await this.measureClockAfter(sentAt);
+      const leftMs = timeoutMs - (performance.now() - sentAt);
+      if (leftMs >= 1) {
+        const resentAt = performance.now();
+        reply = await this.call(op, rules, leftMs);
+        if (!isLate(reply)) return reply;
+        roundTripMs = performance.now() - resentAt;
+      }
+    }
+    throw new RateLimitDeadlineError({ roundTripMs, timeoutMs });
+  }
+
+  private call(op: StoreOp, rules: PlannedRule[], waitMs = this.timeoutMs): Promise<number[]> {
     const keys: string[] = [];
-    const argv: (string | number)[] = [this.clock ? Math.floor(this.clock() * 1000) : '', op, this.deadline()];
+    const argv: (string | number)[] = [this.clock ? Math.floor(this.clock() * 1000) : '', op, this.deadline(waitMs)];
     for (const r of rules) {
       keys.push(r.keys.state, r.keys.block);
       argv.push(r.definition.tag, r.rule.limit, r.rule.windowMs, r.rule.blockMs, r.params.param, r.cost);
     }
     const script = rules.every((r) => r.definition === rules[0].definition) ? commandName(rules[0].definition.script) : COMBINED;
-    return this.client[script](keys.length, ...keys, ...argv);
+    return this.send(script, keys, argv);
   }
 
-  /** The deadline ARGV: now + timeoutMs in Redis's clock, once that clock has been measured; '' otherwise. */
-  private deadline(): number | '' {
-    if (this.timeoutMs === undefined) return '';
-    const now = Date.now();
-    if (now - this.syncedAt > CLOCK_SYNC_MS && !this.syncing) {
-      this.syncing = this.syncClock().finally(() => (this.syncing = undefined));
+  /**
+   * EVALSHA through ioredis (which sends the source once per connection and again after a NOSCRIPT). ioredis
+   * cannot see a SCRIPT FLUSH sent by another client: with calls in flight across two flushes, its resend can go
+   * as EVALSHA and meet NOSCRIPT again. A NOSCRIPT means the script did not run, so sending the source itself
+   * (EVAL, which cannot meet NOSCRIPT) cannot count anything twice; it carries the same deadline.
+   */
+  private async send(script: `rateLimit${string}`, keys: string[], argv: (string | number)[]): Promise<number[]> {
+    try {
+      return await this.client[script](keys.length, ...keys, ...argv);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return (await this.client.eval(this.sources.get(script)!, keys.length, ...keys, ...argv)) as number[];
     }
-    return this.offsetUs === undefined ? '' : Math.floor((now + this.timeoutMs) * 1000 + this.offsetUs);
+  }
+
+  /** The deadline ARGV: now + `waitMs` in Redis's clock, once that clock has been measured; '' otherwise. */
+  private deadline(waitMs: number | undefined): number | '' {
+    if (waitMs === undefined) return '';
+    const now = Date.now();
+    if (now - this.syncedAt > CLOCK_SYNC_MS && !this.syncing) void this.measureClock();
+    return this.offsetUs === undefined ? '' : Math.floor((now + waitMs) * 1000 + this.offsetUs);
+  }
+
+  private measureClock(): Promise<void> {
+    this.syncStartedAt = performance.now();
+    const syncing: Promise<void> = this.syncClock().finally(() => {
+      if (this.syncing === syncing) this.syncing = undefined;
+    });
+    this.syncing = syncing;
+    return syncing;
+  }
+
+  /** A measurement of the clocks started after `since` (performance.now()): the one in flight if it did, else a new one. */
+  private measureClockAfter(since: number): Promise<void> {
+    return this.syncing && this.syncStartedAt >= since ? this.syncing : this.measureClock();
   }
 
   private async syncClock(): Promise<void> {
@@ -173,14 +239,42 @@ export class RedisStore implements RateLimitStore {
   private async consumeInOrder(rules: PlannedRule[]): Promise<MultiDecision> {
     const decisions: Decision[] = [];
     for (let i = 0; i < rules.length; i++) {
-      const [decision] = (await this.decide('consume', [rules[i]])).decisions;
+      let decision: Decision;
+      try {
+        [decision] = (await this.decide('consume', [rules[i]])).decisions;
+      } catch (error) {
+        // Nobody will be told the earlier rules admitted: give their units back before failing.
+        await this.giveBack(rules.slice(0, i), (error as Error).message);
+        throw error;
+      }
       decisions.push(decision);
       if (!decision.allowed) {
-        await Promise.all(rules.slice(0, i).map((r) => this.call('refund', [r])));
+        await this.giveBack(rules.slice(0, i), `rule "${rules[i].rule.name}" refused`);
         const rest = await Promise.all(rules.slice(i + 1).map(async (r) => (await this.decide('peek', [r])).decisions[0]));
         return { allowed: false, decisions: [...decisions, ...rest] };
       }
     }
     return { allowed: true, decisions };
   }
+
+  /**
+   * Refunds rules consumed by `consumeInOrder` for a call that was not admitted. A refund that fails (or reached
+   * Redis after its deadline, recording nothing) leaves units counted that nobody was admitted for: that is the
+   * store failing, and it is thrown, once every refund has been tried, so the failure policy decides.
+   */
+  private async giveBack(consumed: PlannedRule[], why: string): Promise<void> {
+    const settled = await Promise.allSettled(consumed.map((r) => this.callInTime('refund', [r])));
+    const failed = settled.flatMap((s, i) => (s.status === 'rejected' ? [{ rule: consumed[i].rule.name, error: s.reason as Error }] : []));
+    if (failed.length === 0) return;
+    const message =
+      `consumeAll across Cluster slots: ${why}, and giving back what rule(s) ${failed.map((f) => `"${f.rule}"`).join(', ')} ` +
+      `had taken failed (${failed[0].error.message}); those units stay counted until their window passes`;
+    if (failed.every((f) => f.error instanceof RateLimitDeadlineError)) throw new RateLimitDeadlineError({ message });
+    throw new Error(message, { cause: failed[0].error });
+  }
+}
+
+/** The scripts' `{-1}`: run after the deadline, nothing recorded. */
+function isLate(reply: number[]): boolean {
+  return reply.length === 1 && reply[0] === -1;
 }

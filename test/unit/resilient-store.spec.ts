@@ -1,4 +1,4 @@
-import { defineRule, MemoryStore, RateLimitCostError, type RateLimitRule } from '../../lib/index.js';
+import { defineRule, MemoryStore, RateLimitCostError, RateLimitDeadlineError, type RateLimitRule } from '../../lib/index.js';
 import { ResilientStore } from '../../lib/resilience/resilient.store.js';
 import { ManualClock } from '../support/manual.clock.js';
 
@@ -120,6 +120,13 @@ describe('ResilientStore', () => {
     primary.consume = () => Promise.reject(new TypeError("Cannot read properties of undefined (reading 'write')"));
     expect(await store.consume('k', rule)).toMatchObject({ allowed: true, degraded: 'open' });
     expect(errors).toHaveLength(1);
+  });
+
+  it('does not open the circuit on deadline refusals whose round trip was prompt (a clock step, not an outage)', async () => {
+    const { store, primary } = make('closed');
+    primary.consume = () => Promise.reject(new RateLimitDeadlineError({ roundTripMs: 1, timeoutMs: 20 }));
+    for (let i = 0; i < 3; i++) expect(await store.consume('k', rule)).toMatchObject({ degraded: 'closed' });
+    expect(store.breaker.state).toBe('closed');
   });
 
   it('resets what the memory store counted while the primary was away', async () => {

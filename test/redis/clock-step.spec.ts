@@ -1,0 +1,44 @@
+import { defineRule, RedisStore } from '../../lib/index.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+
+// Redis's clock and ours are compared once a minute; between two measurements either can step (NTP, a Sentinel
+// failover to a host whose clock is ahead). Redis's TIME cannot be stepped in a test, so our own clock is: a step
+// of ours back is, for the deadlines, the same as a step of Redis's forward.
+describe('a clock step larger than timeoutMs between two clock measurements', () => {
+  let redis: TestRedis;
+  const realNow = Date.now;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterEach(() => {
+    Date.now = realNow;
+  });
+  afterAll(() => redis.stop());
+
+  const rule = defineRule({ algorithm: 'sliding-log', limit: 10, window: '1m' }, 'step');
+
+  async function measuredStore(): Promise<RedisStore> {
+    const store = new RedisStore(redis.client(), { keyPrefix: uniquePrefix(), timeoutMs: 50 });
+    // The first call measures Redis's clock (its TIME goes out before the script).
+    await store.peek('k', rule);
+    return store;
+  }
+  const step = (ms: number) => {
+    Date.now = () => realNow() + ms;
+  };
+
+  it('decides the next call on Redis, having measured the clocks again at once', async () => {
+    const store = await measuredStore();
+    step(-100);
+    expect(await store.consume('k', rule)).toMatchObject({ allowed: true, remaining: 9 });
+    expect(await store.consume('k', rule)).toMatchObject({ allowed: true, remaining: 8 });
+  });
+
+  it('decides stacked rules on Redis right after the step', async () => {
+    const store = await measuredStore();
+    step(-100);
+    const other = defineRule({ algorithm: 'fixed-window', limit: 5, window: '1m' }, 'step2');
+    const result = await store.consumeAll([{ key: 'k', rule }, { key: 'k', rule: other }]);
+    expect(result.decisions.map((d) => d.remaining)).toEqual([9, 4]);
+  });
+});
