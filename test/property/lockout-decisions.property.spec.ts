@@ -1,0 +1,34 @@
+import fc from 'fast-check';
+import { ALGORITHMS, ruleArb, stepsArb } from './decision.arbitraries.js';
+import { REDIS_TTL_GUARD_MS, replay, useFreshStores, type DirectStoreKind } from './decision.replay.js';
+
+const SEED = 20_261_124;
+
+describe.each<DirectStoreKind>(['memory', 'redis'])('lockouts on the %s store, against the reference models', (kind) => {
+  const fresh = useFreshStores(kind);
+  const runs = kind === 'memory' ? 150 : 30;
+  const guardMs = kind === 'memory' ? 0 : REDIS_TTL_GUARD_MS;
+  const check = (property: fc.IAsyncProperty<[unknown, unknown]>) => fc.assert(property, { numRuns: runs, seed: SEED });
+
+  it.each(ALGORITHMS)(
+    '%s: a refusal starts a lockout reporting the longer of it and the algorithm\'s own wait and reset, and refusals during it report what is left, as the model does',
+    async (algorithm) => {
+      await check(
+        fc.asyncProperty(ruleArb(algorithm, 'r0', { lockout: true }), stepsArb({ rules: 1, trackers: 2, back: true }), async (rule, steps) => {
+          const { store, clock } = fresh();
+          await replay(store, clock, [rule], steps, guardMs);
+        }),
+      );
+    },
+  );
+
+  it('consumeAll starts a lockout only in the rules that refused, and charges nothing anywhere, as the model does', async () => {
+    const rules = fc.tuple(...[0, 1, 2].map((i) => fc.constantFrom(...ALGORITHMS).chain((algorithm) => ruleArb(algorithm, `r${i}`, { lockout: i < 2 }))));
+    await check(
+      fc.asyncProperty(rules, stepsArb({ rules: 3, trackers: 2, consumeAll: true, back: true }), async (drawn, steps) => {
+        const { store, clock } = fresh();
+        await replay(store, clock, drawn, steps, guardMs);
+      }),
+    );
+  });
+});
