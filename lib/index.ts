@@ -24,6 +24,8 @@ export { RATE_LIMIT_AUDIT, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_S
 export { RateLimitGuard, type RateLimitRejection } from './rate-limit.guard.js';
 export { RateLimitService, type RuleRef, type RuleRefEntry } from './rate-limit.service.js';
 export { RateLimitExceededException, type RateLimitExceededBody } from './rate-limit.exception.js';
+export { RateLimitExceptionFilter } from './http/rate-limit-exception.filter.js';
+export type { RateLimitErrorDetail } from './interfaces/rate-limit-error-detail.interface.js';
 export { RateLimit } from './decorators/rate-limit.decorator.js';
 export { SkipRateLimit } from './decorators/skip-rate-limit.decorator.js';
 export { RateLimitPolicies } from './config/rate-limit.policies.js';

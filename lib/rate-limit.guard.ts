@@ -13,7 +13,7 @@ import type { MultiDecision } from './interfaces/decision.interface.js';
 import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
 import type { RuleKey } from './interfaces/store.interface.js';
 import { RATE_LIMIT_METADATA, RATE_LIMIT_SETTINGS, SKIP_RATE_LIMIT_METADATA } from './rate-limit.constants.js';
-import { RateLimitExceededException } from './rate-limit.exception.js';
+import { errorDetail, RateLimitExceededException } from './rate-limit.exception.js';
 import { RateLimitService } from './rate-limit.service.js';
 
 /** What `throwRateLimitException` gets to build its error from. */
@@ -112,9 +112,9 @@ export class RateLimitGuard implements CanActivate {
   /** Throws the refusal: a 429 `RateLimitExceededException`, or a `WsException` with the same body on WebSockets. */
   protected async throwRateLimitException(context: ExecutionContext, rejection: RateLimitRejection): Promise<never> {
     // The rule the client waits longest for, as Retry-After and the legacy headers report it.
-    const refused = mostRestrictive(rejection.outcomes, false).decision;
-    const message = typeof this.settings.errorMessage === 'function' ? this.settings.errorMessage(context, refused) : this.settings.errorMessage;
-    const exception = new RateLimitExceededException(message, rejection.retryAfterMs, rejection.result.decisions);
+    const refused = mostRestrictive(rejection.outcomes, false);
+    const message = typeof this.settings.errorMessage === 'function' ? this.settings.errorMessage(context, errorDetail(refused)) : this.settings.errorMessage;
+    const exception = new RateLimitExceededException(message, rejection.retryAfterMs, rejection.result.decisions, rejection.outcomes.map((o) => o.rule));
     if (context.getType<string>() === 'ws') {
       // Only WsException reaches a WebSocket client; the package exists whenever a gateway does.
       const { WsException } = await import('@nestjs/websockets');

@@ -78,7 +78,8 @@ export class RateLimitService {
 
   /** What `consume` would decide now, recording nothing. */
   peek(key: string, rule: RuleRef, cost = 1): Promise<Decision> {
-    return this.store.peek(key, this.rule(rule), cost);
+    const resolved = this.rule(rule);
+    return this.store.peek(key, resolved, cost).then((decision) => this.observer.peeked(resolved, decision));
   }
 
   /** Gives back units a `consume` took (e.g. when the SMS provider failed). */
@@ -109,7 +110,7 @@ export class RateLimitService {
     this.observer.observe(entries, result, started, false);
     if (!result.allowed) {
       const message = typeof this.settings.errorMessage === 'string' ? this.settings.errorMessage : 'Too Many Requests';
-      throw new RateLimitExceededException(message, longestWaitMs(result.decisions), result.decisions);
+      throw new RateLimitExceededException(message, longestWaitMs(result.decisions), result.decisions, entries.map((e) => e.rule));
     }
     return result;
   }

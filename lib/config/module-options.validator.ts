@@ -2,7 +2,7 @@ import proxyAddr from 'proxy-addr';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
 import type { ExecutionContext } from '@nestjs/common';
 import type { Clock } from '../interfaces/clock.interface.js';
-import type { Decision } from '../interfaces/decision.interface.js';
+import type { RateLimitErrorDetail } from '../interfaces/rate-limit-error-detail.interface.js';
 import type { RateLimitConfigReader, RateLimitDecisionEvent, RateLimitHeadersMode, RateLimitModuleOptions } from '../interfaces/rate-limit-options.interface.js';
 import type { FailurePolicy } from '../interfaces/rule.interface.js';
 import type { RejectionAuditOptions } from '../observability/rejection.audit.js';
@@ -17,7 +17,7 @@ export interface RateLimitSettings {
   readonly trustProxy?: (address: string, hop: number) => boolean;
   readonly ipv6Subnet: number;
   readonly skip?: (context: ExecutionContext) => boolean | Promise<boolean>;
-  readonly errorMessage: string | ((context: ExecutionContext, decision: Decision) => string);
+  readonly errorMessage: string | ((context: ExecutionContext, detail: RateLimitErrorDetail) => string);
   readonly clock?: Clock;
   readonly config?: RateLimitConfigReader;
   readonly configPath: string;
@@ -32,7 +32,7 @@ export interface RateLimitSettings {
   readonly audit?: Required<RejectionAuditOptions>;
 }
 
-const HEADER_MODES: readonly RateLimitHeadersMode[] = ['draft', 'legacy', 'both', false];
+const HEADER_MODES: readonly RateLimitHeadersMode[] = ['draft', 'legacy', 'both', 'per-rule', false];
 const KNOWN_OPTIONS = new Set([
   'store', 'keyPrefix', 'defaultRule', 'rules', 'headers', 'trustProxy', 'ipv6Subnet', 'skip', 'errorMessage',
   'clock', 'config', 'configPath', 'refreshIntervalMs', 'failurePolicy', 'timeoutMs', 'circuitBreaker',
@@ -50,14 +50,14 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
     throw new RateLimitConfigError('keyPrefix', keyPrefix, 'a non-empty string without "{", "}" or spaces');
   }
   const headers = options.headers ?? 'draft';
-  if (!HEADER_MODES.includes(headers)) throw new RateLimitConfigError('headers', headers, '"draft", "legacy", "both" or false');
+  if (!HEADER_MODES.includes(headers)) throw new RateLimitConfigError('headers', headers, '"draft", "legacy", "both", "per-rule" or false');
   const ipv6Subnet = options.ipv6Subnet ?? 64;
   if (!Number.isInteger(ipv6Subnet) || ipv6Subnet < 1 || ipv6Subnet > 128) {
     throw new RateLimitConfigError('ipv6Subnet', ipv6Subnet, 'an integer between 1 and 128 (prefix length in bits)');
   }
   const errorMessage = options.errorMessage ?? 'Too Many Requests';
   if (typeof errorMessage !== 'string' && typeof errorMessage !== 'function') {
-    throw new RateLimitConfigError('errorMessage', errorMessage, 'a string or a function (context, decision) => string');
+    throw new RateLimitConfigError('errorMessage', errorMessage, 'a string or a function (context, detail) => string');
   }
   for (const field of ['skip', 'clock', 'onDecision', 'onRejected'] as const) {
     if (options[field] !== undefined && typeof options[field] !== 'function') throw new RateLimitConfigError(field, options[field], 'a function');

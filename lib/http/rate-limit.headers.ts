@@ -13,8 +13,10 @@ const seconds = (ms: number) => Math.ceil(Math.max(0, ms) / 1000);
 /**
  * The response headers for a request's outcomes. `draft`: the IETF RateLimit-Policy and RateLimit fields
  * (draft-ietf-httpapi-ratelimit-headers-11), one list member per rule; `legacy`: X-RateLimit-Limit /
- * -Remaining / -Reset (seconds until reset) of the most restrictive rule. `Retry-After` (seconds, rounded
- * up) on a refusal, whatever the mode.
+ * -Remaining / -Reset (seconds until reset) of the most restrictive rule; `per-rule`: those three for every
+ * rule, named `X-RateLimit-Limit-<rule>` (no suffix for `default`) as `@nestjs/throttler` names them, plus
+ * `Retry-After-<rule>` for each refusing rule. `Retry-After` (seconds, rounded up, the longest wait) on a
+ * refusal, whatever the mode.
  */
 export function rateLimitHeaders(mode: RateLimitHeadersMode, outcomes: readonly RuleOutcome[], allowed: boolean): [string, string][] {
   const headers: [string, string][] = [];
@@ -29,6 +31,16 @@ export function rateLimitHeaders(mode: RateLimitHeadersMode, outcomes: readonly 
     headers.push(['X-RateLimit-Remaining', String(decision.remaining)]);
     headers.push(['X-RateLimit-Reset', String(seconds(decision.resetAfterMs))]);
   }
+  if (mode === 'per-rule') {
+    for (const { rule, decision } of outcomes) {
+      const suffix = ruleSuffix(rule.name);
+      headers.push([`X-RateLimit-Limit${suffix}`, String(decision.limit)]);
+      headers.push([`X-RateLimit-Remaining${suffix}`, String(decision.remaining)]);
+      headers.push([`X-RateLimit-Reset${suffix}`, String(seconds(decision.resetAfterMs))]);
+      // The default rule's own wait would be a second Retry-After: the one below, the longest wait, is what counts.
+      if (!allowed && !decision.allowed && suffix !== '') headers.push([`Retry-After${suffix}`, String(seconds(waitMs(decision)))]);
+    }
+  }
   if (!allowed) headers.push(['Retry-After', String(seconds(retryAfterMs(outcomes)))]);
   return headers;
 }
@@ -42,10 +54,24 @@ export function retryAfterMs(outcomes: readonly RuleOutcome[]): number {
 export function longestWaitMs(decisions: readonly Decision[]): number {
   let wait = 0;
   for (const decision of decisions) {
-    if (!decision.allowed) wait = Math.max(wait, decision.retryAfterMs < 0 ? decision.resetAfterMs : decision.retryAfterMs);
+    if (!decision.allowed) wait = Math.max(wait, waitMs(decision));
   }
   return wait;
 }
+
+/** A refusal's wait in ms; a request no wait lets through (retryAfterMs < 0) waits for the full reset. */
+function waitMs(decision: Decision): number {
+  return decision.retryAfterMs < 0 ? decision.resetAfterMs : decision.retryAfterMs;
+}
+
+/** Header names of `per-rule` mode: throttler's, where the `default` rule has no suffix. */
+const ruleSuffix = (name: string) => (name === 'default' ? '' : `-${name}`);
+
+/** Whether a response header is one `rateLimitHeaders` may have set, in any mode. */
+export function isRateLimitHeader(name: string): boolean {
+  return RATE_LIMIT_HEADER.test(name);
+}
+const RATE_LIMIT_HEADER = /^(ratelimit|ratelimit-policy|retry-after(-.+)?|x-ratelimit-(limit|remaining|reset)(-.+)?)$/i;
 
 /** On a refusal, the refusing rule that makes the client wait longest; otherwise the rule with least left. */
 export function mostRestrictive(outcomes: readonly RuleOutcome[], allowed: boolean): RuleOutcome {

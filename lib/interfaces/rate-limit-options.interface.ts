@@ -4,7 +4,8 @@ import type { CircuitBreakerOptions } from '../resilience/circuit-breaker.js';
 import type { RateLimitMetricsOptions } from '../observability/rate-limit.metrics.js';
 import type { RejectionAuditOptions } from '../observability/rejection.audit.js';
 import type { Clock } from './clock.interface.js';
-import type { Decision, MultiDecision } from './decision.interface.js';
+import type { MultiDecision } from './decision.interface.js';
+import type { RateLimitErrorDetail } from './rate-limit-error-detail.interface.js';
 import type { FailurePolicy, RateLimitRuleOptions } from './rule.interface.js';
 import type { RateLimitStore } from './store.interface.js';
 
@@ -38,8 +39,14 @@ export interface RateLimitDecoratorOptions extends Partial<RateLimitPolicyOption
   name?: string;
 }
 
-/** Which rate-limit headers responses carry. */
-export type RateLimitHeadersMode = 'draft' | 'legacy' | 'both' | false;
+/**
+ * Which rate-limit headers responses carry: `'draft'` the IETF `RateLimit-Policy` / `RateLimit` fields, one
+ * member per rule; `'legacy'` `X-RateLimit-Limit` / `-Remaining` / `-Reset` of the most restrictive rule;
+ * `'both'`; `'per-rule'` those three for every rule as `@nestjs/throttler` names them
+ * (`X-RateLimit-Remaining-<rule>`, no suffix for `default`) plus `Retry-After-<rule>` per refusing rule;
+ * `false` none but `Retry-After` on a 429.
+ */
+export type RateLimitHeadersMode = 'draft' | 'legacy' | 'both' | 'per-rule' | false;
 
 /** The part of `@nestjs/config`'s ConfigService the module uses (so that `@nestjs/config` stays optional). */
 export interface RateLimitConfigReader {
@@ -80,8 +87,12 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   ipv6Subnet?: number;
   /** Requests for which this returns true are not limited. @default none */
   skip?: (context: ExecutionContext) => boolean | Promise<boolean>;
-  /** Message of the 429 body, or a function of the rejecting decision. @default 'Too Many Requests' */
-  errorMessage?: string | ((context: ExecutionContext, decision: Decision) => string);
+  /**
+   * Message of the 429 body, or a function of the refusing rule's decision (the rule the client waits longest
+   * for), with its `rule` name, `limit`, `used` (alias `totalHits`) and `retryAfterMs`: e.g.
+   * `(ctx, d) => d.used + ' of ' + d.limit + ' attempts used'`. `enforce` uses the string form only. @default 'Too Many Requests'
+   */
+  errorMessage?: string | ((context: ExecutionContext, detail: RateLimitErrorDetail) => string);
   /** Time source in ms since the epoch, for tests. @default the store's (Redis `TIME`; a monotonic clock in memory) */
   clock?: Clock;
   /**

@@ -1,8 +1,10 @@
 import type { RateLimitSettings } from '../config/module-options.validator.js';
-import type { MultiDecision } from '../interfaces/decision.interface.js';
+import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitDecisionEvent } from '../interfaces/rate-limit-options.interface.js';
+import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
 import type { RateLimitMetrics } from './rate-limit.metrics.js';
+import { noteRefusal } from './refusal.registry.js';
 import type { RejectionAudit } from './rejection.audit.js';
 
 /** Tells metrics, the audit trail and the user's hooks about every decision the module makes. */
@@ -17,15 +19,16 @@ export class DecisionObserver {
   observe(entries: readonly RuleKey[], result: MultiDecision, started: number, fromBlockCache: boolean): void {
     const { onDecision, onRejected } = this.settings;
     const durationMs = performance.now() - started;
-    if (this.metrics) {
-      for (let i = 0; i < entries.length; i++) {
-        const d = result.decisions[i];
-        // A rule that would have admitted a request another rule refused decided nothing: it is not counted.
-        if (!result.allowed && d.allowed) continue;
-        this.metrics.decision(entries[i].rule.name, d.degraded ? 'degraded' : d.allowed ? 'allowed' : 'rejected');
-      }
-      this.metrics.duration(durationMs / 1000);
+    const metrics = this.metrics;
+    for (let i = 0; i < entries.length; i++) {
+      const d = result.decisions[i];
+      // A rule that would have admitted a request another rule refused decided nothing: it is not counted.
+      if (!result.allowed && d.allowed) continue;
+      // Counted here, so that the exception filter does not count it again when the client receives it.
+      if (!d.allowed) noteRefusal(d, entries[i].rule, true);
+      metrics?.decision(entries[i].rule.name, d.degraded ? 'degraded' : d.allowed ? 'allowed' : 'rejected');
     }
+    metrics?.duration(durationMs / 1000);
     // The store's refusal is recorded; the cache's repeats of it would cost a Redis write each, in a flood.
     if (!result.allowed && this.audit && !fromBlockCache) {
       result.decisions.forEach((d, i) => {
@@ -37,5 +40,14 @@ export class DecisionObserver {
       onDecision?.(event);
       if (!result.allowed) onRejected?.(event);
     }
+  }
+
+  /**
+   * A peek records nothing and counts nothing: it may only be a question ("how many attempts are left?"). Its
+   * refusal is remembered, so that if user code answers a client with it, the exception filter counts it once.
+   */
+  peeked(rule: RateLimitRule, decision: Decision): Decision {
+    if (!decision.allowed) noteRefusal(decision, rule, false);
+    return decision;
   }
 }

@@ -59,7 +59,7 @@ describe.each(PLATFORMS)('invalid configuration at start-up on %s', (platform) =
   it.each([
     [{ stor: 'memory' }, 'stor', 'memory', '"stor": "memory" (expected one of the options store, keyPrefix'],
     [{ rules: { login: { limit: 3, window: '1m', limt: 5 } } }, 'rules.login.limt', 5, '"rules.login.limt": 5 (expected one of the fields'],
-    [{ headers: 'draft-8' }, 'headers', 'draft-8', '"headers": "draft-8" (expected "draft", "legacy", "both" or false)'],
+    [{ headers: 'draft-8' }, 'headers', 'draft-8', '"headers": "draft-8" (expected "draft", "legacy", "both", "per-rule" or false)'],
     [{ headers: true }, 'headers', true, '"headers": true'],
     [{ trustProxy: '10.0.0.0/33' }, 'trustProxy', '10.0.0.0/33', '"trustProxy": "10.0.0.0/33"'],
     [{ trustProxy: -1 }, 'trustProxy', -1, '"trustProxy": -1'],

@@ -1,30 +1,24 @@
-import { Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
-import { RateLimitExceededException } from 'nestjs-redis-rate-limit';
+import { Catch, Inject, type ArgumentsHost } from '@nestjs/common';
+import { RateLimitExceededException, RateLimitExceptionFilter } from 'nestjs-redis-rate-limit';
 import { MetricsRegistry } from './metrics.registry.js';
 
 /**
  * Sees every 429, whether the guard refused the request or business code did (failed logins, SMS codes): a
- * guard throws before any interceptor runs, so a filter is the one place both pass through.
+ * guard throws before any interceptor runs, so a filter is the one place both pass through. It extends the
+ * library's filter, which answers the 429 with Retry-After and the rate-limit headers: an app-wide filter for
+ * the same exception would otherwise take its place.
  */
 @Catch(RateLimitExceededException)
-export class RateLimitRejectionsFilter implements ExceptionFilter<RateLimitExceededException> {
-  constructor(
-    private readonly metrics: MetricsRegistry,
-    private readonly adapterHost: HttpAdapterHost,
-  ) {}
+export class RateLimitRejectionsFilter extends RateLimitExceptionFilter {
+  // A property, so that the library's constructor and its injections stay as they are.
+  @Inject(MetricsRegistry) private readonly registry!: MetricsRegistry;
 
-  catch(exception: RateLimitExceededException, host: ArgumentsHost): void {
-    const http = host.switchToHttp();
-    const request = http.getRequest<{ route?: { path?: unknown } }>();
-    const response = http.getResponse<unknown>();
-    const { httpAdapter } = this.adapterHost;
-    const route = typeof request.route?.path === 'string' ? request.route.path : 'unmatched';
-    this.metrics.rateLimitRejections.inc({ route });
-    // The guard sets Retry-After itself; an exception thrown by business code does not carry it.
-    if (!httpAdapter.getHeader(response, 'Retry-After') && exception.retryAfterMs > 0) {
-      httpAdapter.setHeader(response, 'Retry-After', String(Math.ceil(exception.retryAfterMs / 1000)));
+  override catch(exception: RateLimitExceededException, host: ArgumentsHost): unknown {
+    if (host.getType() === 'http') {
+      const request = host.switchToHttp().getRequest<{ route?: { path?: unknown } }>();
+      const route = typeof request.route?.path === 'string' ? request.route.path : 'unmatched';
+      this.registry.rateLimitRejections.inc({ route });
     }
-    httpAdapter.reply(response, exception.getResponse(), exception.getStatus());
+    return super.catch(exception, host);
   }
 }
