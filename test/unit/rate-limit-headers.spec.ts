@@ -38,6 +38,35 @@ describe('rateLimitHeaders', () => {
   });
 });
 
+describe('rateLimitHeaders in "per-rule" mode', () => {
+  const byDefault = defineRule({ limit: 3, window: '1m' }, 'default');
+
+  it('gives each rule its X-RateLimit fields, suffixed with its name except the default', () => {
+    const outcomes: RuleOutcome[] = [{ rule: byDefault, decision: decision({ limit: 3, remaining: 2, resetAfterMs: 60_000 }) }, allowedMinute()];
+    expect(rateLimitHeaders('per-rule', outcomes, true)).toEqual([
+      ['X-RateLimit-Limit', '3'],
+      ['X-RateLimit-Remaining', '2'],
+      ['X-RateLimit-Reset', '60'],
+      ['X-RateLimit-Limit-minute', '10'],
+      ['X-RateLimit-Remaining-minute', '7'],
+      ['X-RateLimit-Reset-minute', '31'],
+    ]);
+  });
+
+  it('adds Retry-After-<rule> for each refusing rule and Retry-After with the longest wait', () => {
+    const outcomes: RuleOutcome[] = [
+      { rule: minute, decision: decision({ allowed: false, remaining: 0, retryAfterMs: 2_001 }) },
+      { rule: hour, decision: decision({ allowed: false, limit: 100, remaining: 0, retryAfterMs: 30_000 }) },
+    ];
+    const headers = rateLimitHeaders('per-rule', outcomes, false).filter(([name]) => name.startsWith('Retry-After'));
+    expect(headers).toEqual([['Retry-After-minute', '3'], ['Retry-After-hour', '30'], ['Retry-After', '30']]);
+  });
+
+  function allowedMinute(): RuleOutcome {
+    return { rule: minute, decision: decision({ limit: 10, remaining: 7, resetAfterMs: 30_001 }) };
+  }
+});
+
 describe('mostRestrictive and retryAfterMs', () => {
   it('on a refusal, pick the refusing rule with the longest wait', () => {
     const outcomes: RuleOutcome[] = [
