@@ -7,6 +7,7 @@ import { resolveRoutePolicies } from './decorators/route-policies.resolver.js';
 import type { SkipRateLimitMetadata } from './decorators/skip-rate-limit.decorator.js';
 import { clientIp, groupIp, type HttpRequestLike } from './http/client-ip.js';
 import { requestResponseOf, setHeaders, type RequestResponse } from './http/execution-context.adapter.js';
+import { warnIfForwardedForIgnored } from './http/forwarded-for.warning.js';
 import { mostRestrictive, rateLimitHeaders, retryAfterMs, type RuleOutcome } from './http/rate-limit.headers.js';
 import { resolveRequestKey, type KeyedRequest } from './http/request-key.resolver.js';
 import type { MultiDecision } from './interfaces/decision.interface.js';
@@ -96,6 +97,7 @@ export class RateLimitGuard implements CanActivate {
 
   /** The client identity for `key: 'ip'` and for the fallback of unresolvable keys: the client IP, IPv6 per subnet. */
   protected getTracker(request: HttpRequestLike, _context: ExecutionContext): string | Promise<string> {
+    if (this.settings.trustProxy === undefined) warnIfForwardedForIgnored(request);
     const ip = clientIp(request, this.settings.trustProxy);
     return ip ? groupIp(ip, this.settings.ipv6Subnet) : 'unknown';
   }
