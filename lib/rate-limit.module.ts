@@ -16,6 +16,9 @@ import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './rate-limit.modu
 import { RateLimitService } from './rate-limit.service.js';
 import { ResilientStore } from './resilience/resilient.store.js';
 import { MemoryStore } from './stores/memory.store.js';
+import type { Redis } from 'ioredis';
+import type { RateLimitStore } from './interfaces/store.interface.js';
+import { isPermanentRedisError } from './stores/redis-connection.errors.js';
 import { createStore, type StoreHandle } from './stores/store.factory.js';
 
 const STORE_HANDLE = Symbol('RATE_LIMIT_STORE_HANDLE');
@@ -31,7 +34,7 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
     circuitBreaker: settings.circuitBreaker,
     onError: (error, op) => {
       metrics.storeError(op);
-      errors.error(`Rate-limit store failed (${op}): ${error.message}; the failure policy decides meanwhile`);
+      errors.error(`Rate-limit store failed (${op}): ${handle.connectionErrors?.explain(error) ?? error.message}; the failure policy decides meanwhile`);
     },
     onCircuitChange: (state) => {
       metrics.circuit(state);
@@ -39,8 +42,6 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
       if (state === 'closed') logger.log('Circuit to the rate-limit store closed: deciding on the store again');
     },
   });
-  // A reconnected client is the best sign Redis is back: probe at once rather than at the end of the interval.
-  handle.client?.on('ready', () => store.breaker.probeNow());
   return store;
 }
 
@@ -85,28 +86,78 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
   exports: [RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_AUDIT, RateLimitPolicies, RateLimitService, RateLimitGuard, RateLimitConfigWatcher],
 })
 export class RateLimitModule extends ConfigurableModuleClass implements OnApplicationBootstrap, OnApplicationShutdown {
-  constructor(@Inject(STORE_HANDLE) private readonly handle: StoreHandle) {
+  // Listeners this module put on the client, taken off at shutdown: a client passed in outlives the module, and
+  // apps created one after another on one client (tests, workers) piled them up past Node's warning limit.
+  private readonly listeners: [event: string, listener: (...args: any[]) => void][] = [];
+
+  constructor(
+    @Inject(STORE_HANDLE) private readonly handle: StoreHandle,
+    @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
+    @Inject(RATE_LIMIT_SETTINGS) private readonly settings: RateLimitSettings,
+  ) {
     super();
   }
 
-  /** Connects a client the module created; if Redis is down, the app starts anyway and the failure policy decides. */
+  /**
+   * Connects a client the module created. If Redis is down the app starts anyway and the failure policy decides;
+   * if Redis refuses the connection for a reason retrying cannot fix (password, ACL, database index), the start-up
+   * stops with that reason, unless `startDegraded` is set.
+   */
   async onApplicationBootstrap(): Promise<void> {
-    const { client, owned } = this.handle;
-    if (!client || !owned) return;
+    const { client, owned, connectionErrors } = this.handle;
+    if (!client) return;
+    const store = this.store;
+    // A reconnected client is the best sign Redis is back: probe at once rather than at the end of the interval.
+    if (store instanceof ResilientStore) this.listen('ready', () => store.breaker.probeNow());
+    if (!owned) return;
     const errors = new ThrottledLog(logger);
     // Without a listener, ioredis prints every connection error to the console itself.
-    client.on('error', (error: Error) => errors.error(`Redis connection error: ${error.message}`));
+    this.listen('error', (error: Error) => errors.error(`Redis connection error: ${error.message}${isPermanentRedisError(error) ? ' (retrying will not fix this)' : ''}`));
+    const seen = connectionErrors?.collect() ?? [];
+    let failure: Error | undefined;
     try {
       await client.connect();
     } catch (error) {
-      logger.warn(`Redis is unavailable at start-up (${(error as Error).message}); the failure policy decides until it is back`);
+      failure = error as Error;
+    } finally {
+      connectionErrors?.stopCollecting();
     }
+    const permanent = seen.find(isPermanentRedisError);
+    if (permanent) return this.refusedForGood(client, permanent);
+    // The connect's own error only says "Connection is closed"; the client's 'error' event says why.
+    if (failure) logger.warn(`Redis is unavailable at start-up (${seen.at(-1)?.message ?? failure.message}); the failure policy decides until it is back`);
+  }
+
+  private refusedForGood(client: NonNullable<StoreHandle['client']>, reason: Error): void {
+    // A failed SELECT still ends 'ready', on database 0: that client must decide nothing.
+    if (!this.settings.startDegraded || client.status === 'ready') client.disconnect();
+    if (!this.settings.startDegraded) {
+      throw new RateLimitConfigError(
+        'store',
+        describeClient(client),
+        `a Redis that accepts the connection; it answered "${reason.message}", which retrying cannot fix: correct the password, ACL or database, or set startDegraded: true to start on the failure policy`,
+      );
+    }
+    logger.error(`Redis refused the connection at start-up: ${reason.message}. Retrying will not fix this; startDegraded is set, so the failure policy decides until it is fixed`);
+  }
+
+  private listen(event: string, listener: (...args: any[]) => void): void {
+    this.handle.client!.on(event, listener);
+    this.listeners.push([event, listener]);
   }
 
   async onApplicationShutdown(): Promise<void> {
     const { client, owned } = this.handle;
+    for (const [event, listener] of this.listeners.splice(0)) client?.off(event, listener);
     if (!client || !owned) return;
     // quit() waits for replies in flight; a client that never connected can only be disconnected.
     await client.quit().catch(() => client.disconnect());
   }
+}
+
+/** Where the client connects, for messages: host, port and database (never the password). */
+function describeClient(client: NonNullable<StoreHandle['client']>): string {
+  if (client.isCluster) return 'a Redis Cluster';
+  const { host, port, db, sentinels, name } = (client as Redis).options;
+  return sentinels ? `Sentinel master "${name}", database ${db ?? 0}` : `${host}:${port}, database ${db ?? 0}`;
 }

@@ -24,6 +24,8 @@ export interface RateLimitSettings {
   readonly refreshIntervalMs: number;
   readonly failurePolicy: FailurePolicy;
   readonly timeoutMs: number;
+  /** Start on the failure policy when Redis refuses the connection for a reason retrying cannot fix. */
+  readonly startDegraded: boolean;
   readonly circuitBreaker: Required<CircuitBreakerOptions>;
   /** 0 = no block cache. */
   readonly blockCacheKeys: number;
@@ -36,7 +38,7 @@ const HEADER_MODES: readonly RateLimitHeadersMode[] = ['draft', 'legacy', 'both'
 const KNOWN_OPTIONS = new Set([
   'store', 'keyPrefix', 'defaultRule', 'rules', 'headers', 'trustProxy', 'ipv6Subnet', 'skip', 'errorMessage',
   'clock', 'config', 'configPath', 'refreshIntervalMs', 'failurePolicy', 'timeoutMs', 'circuitBreaker',
-  'blockCache', 'metrics', 'onDecision', 'onRejected', 'audit',
+  'blockCache', 'metrics', 'onDecision', 'onRejected', 'audit', 'startDegraded',
 ]);
 
 /** Validates everything but the rules and the store (compiled and created elsewhere); errors name the option. */
@@ -75,6 +77,8 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   const failurePolicy = options.failurePolicy ?? 'memory';
   if (!FAILURE_POLICIES.includes(failurePolicy)) throw new RateLimitConfigError('failurePolicy', failurePolicy, `one of ${FAILURE_POLICIES.join(', ')}`);
   const timeoutMs = positiveInteger(options.timeoutMs ?? 50, 'timeoutMs');
+  const startDegraded = options.startDegraded ?? false;
+  if (typeof startDegraded !== 'boolean') throw new RateLimitConfigError('startDegraded', startDegraded, 'true or false');
   const breaker = options.circuitBreaker ?? {};
   if (breaker === null || typeof breaker !== 'object') throw new RateLimitConfigError('circuitBreaker', breaker, 'an object { failureThreshold?, minOpenMs?, maxOpenMs? }');
   const circuitBreaker = {
@@ -98,6 +102,7 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   return {
     failurePolicy,
     timeoutMs,
+    startDegraded,
     circuitBreaker,
     blockCacheKeys,
     onDecision: options.onDecision,

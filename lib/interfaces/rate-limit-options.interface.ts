@@ -6,8 +6,9 @@ import type { RejectionAuditOptions } from '../observability/rejection.audit.js'
 import type { Clock } from './clock.interface.js';
 import type { MultiDecision } from './decision.interface.js';
 import type { RateLimitErrorDetail } from './rate-limit-error-detail.interface.js';
-import type { FailurePolicy, RateLimitRuleOptions } from './rule.interface.js';
+import type { Duration, FailurePolicy, RateLimitRuleOptions } from './rule.interface.js';
 import type { RateLimitStore } from './store.interface.js';
+import type { HttpRequestLike } from '../http/client-ip.js';
 
 /** Computes a tracker from the request; `undefined`, `null` or `''` means "cannot tell" (see `keyRequired`). */
 export type RateLimitKeyFunction = (context: ExecutionContext) => string | number | null | undefined | Promise<string | number | null | undefined>;
@@ -18,16 +19,44 @@ export type RateLimitKeyFunction = (context: ExecutionContext) => string | numbe
  */
 export type RateLimitKey = 'ip' | 'user' | `header:${string}` | `param:${string}` | `query:${string}` | `body:${string}` | RateLimitKeyFunction;
 
-/** A rule plus how the guard applies it to a request. */
-export interface RateLimitPolicyOptions extends RateLimitRuleOptions {
+/**
+ * A value, or a function of the request's execution context returning it, sync or async (throttler's
+ * `Resolvable`): e.g. `limit: async (ctx) => (await plan(ctx)) === 'pro' ? 10_000 : 100`.
+ */
+export type Resolvable<T> = T | ((context: ExecutionContext) => T | Promise<T>);
+
+/** Per-rule exemption: the rule is neither charged nor reported for a request this returns true for. */
+export type RateLimitSkipIf = (context: ExecutionContext) => boolean | Promise<boolean>;
+
+/**
+ * A rule plus how the guard applies it to a request. `limit`, `window`, `blockMs` and `cost` may be functions
+ * of the request (resolved and validated per request by the guard; `RateLimitService` refuses them, having no request).
+ */
+export interface RateLimitPolicyOptions extends Omit<RateLimitRuleOptions, 'limit' | 'window' | 'blockMs'> {
+  /** Requests admitted per `window` (token bucket: capacity; GCRA: count per period). Positive integer, or a function of the request. */
+  limit: Resolvable<number | string>;
+  /** Length of the window (token bucket: the time `refill` tokens take to come back; GCRA: the period), or a function of the request. */
+  window: Resolvable<Duration>;
+  /** Once this rule refuses a tracker, refuse it for this long (ms or a duration string, or a function of the request). 0 = off. @default 0 */
+  blockMs?: Resolvable<Duration>;
   /** What the rule counts per. @default 'ip' */
   key?: RateLimitKey;
-  /** Units each request takes (an integer of 1 or more). @default 1 */
-  cost?: number | string;
+  /** Units each request takes (an integer of 1 or more), or a function of the request. @default 1 */
+  cost?: Resolvable<number | string>;
   /** Share one budget per tracker across every route using this rule, instead of one per route. @default false */
   shared?: boolean;
   /** Answer 400 when the key cannot be resolved, instead of counting per client IP under a separate namespace. @default false */
   keyRequired?: boolean;
+  /** Requests for which this returns true are neither charged nor reported by this rule (the others still apply). @default none */
+  skipIf?: RateLimitSkipIf;
+  /** Requests whose `User-Agent` matches one of these are neither charged nor reported by this rule. @default none */
+  ignoreUserAgents?: readonly RegExp[];
+}
+
+/** One of several default rules: a rule with its name, as `@nestjs/throttler` lists them. */
+export interface RateLimitNamedPolicyOptions extends RateLimitPolicyOptions {
+  /** The rule's name, unique among the default rules and the named `rules`; `@RateLimit` and `@SkipRateLimit` refer to it. */
+  name: string;
 }
 
 /**
@@ -56,8 +85,13 @@ export interface RateLimitConfigReader {
 
 /** Rules as they are kept in configuration (`registerAs('rateLimit', ...)`), where env vars arrive as strings. */
 export interface RateLimitRulesConfig {
-  /** The rule every guarded route gets; `false` or absent: only decorated routes are limited. */
-  defaultRule?: RateLimitPolicyOptions | false;
+  /**
+   * The rule every guarded route gets (named `'default'`), or a list of named rules every guarded route gets,
+   * decided all-or-nothing, each overridable by `@RateLimit({ name })` and skippable by `@SkipRateLimit(name)`,
+   * e.g. `[{ name: 'short', limit: 3, window: '1s' }, { name: 'long', limit: 100, window: '1m' }]`.
+   * `false` or absent: only decorated routes are limited. @default undefined
+   */
+  defaultRule?: RateLimitPolicyOptions | readonly RateLimitNamedPolicyOptions[] | false;
   /** Named rules, applied where `@RateLimit('<name>')` or `RateLimitService` refers to them. */
   rules?: Record<string, RateLimitPolicyOptions>;
 }
@@ -87,6 +121,20 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   ipv6Subnet?: number;
   /** Requests for which this returns true are not limited. @default none */
   skip?: (context: ExecutionContext) => boolean | Promise<boolean>;
+  /** Requests whose `User-Agent` matches one of these are not limited by any rule (e.g. `[/googlebot/i]`). @default none */
+  ignoreUserAgents?: readonly RegExp[];
+  /**
+   * The client identity for `key: 'ip'` and for the fallback of unresolvable keys, as throttler's `getTracker`
+   * (e.g. `(req) => req.headers['x-client-id'] ?? req.ip`); a non-empty string. Overriding the guard's protected
+   * `getTracker` still works. @default the client IP, IPv6 per `ipv6Subnet`
+   */
+  getTracker?: (request: HttpRequestLike & Record<string, any>, context: ExecutionContext) => string | Promise<string>;
+  /**
+   * The store key of a tracker under a rule, as throttler's `generateKey`; the store still adds `keyPrefix` and
+   * the rule's name, so returning `tracker` alone shares one budget across routes. A non-empty string.
+   * @default `<controller path>:<Controller>.<handler>|<tracker>`, or `tracker` for a shared rule
+   */
+  generateKey?: (context: ExecutionContext, tracker: string, ruleName: string) => string;
   /**
    * Message of the 429 body, or a function of the refusing rule's decision (the rule the client waits longest
    * for), with its `rule` name, `limit`, `used` (alias `totalHits`) and `retryAfterMs`: e.g.
@@ -103,6 +151,13 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   failurePolicy?: FailurePolicy;
   /** Longest wait for Redis on one decision, in ms; then the failure policy decides. @default 50 */
   timeoutMs?: number;
+  /**
+   * When Redis refuses the connection at start-up for a reason retrying cannot fix (WRONGPASS, NOAUTH, NOPERM, a
+   * database index it does not have), start anyway and let the failure policy decide, logging the reason, instead
+   * of stopping the application with it. A Redis that is only not up yet never stops the start-up.
+   * @default false
+   */
+  startDegraded?: boolean;
   /** When to stop calling a failing Redis. @default { failureThreshold: 3, minOpenMs: 500, maxOpenMs: 30000 } */
   circuitBreaker?: CircuitBreakerOptions;
   /**

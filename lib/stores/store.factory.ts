@@ -5,6 +5,7 @@ import type { RateLimitSettings } from '../config/module-options.validator.js';
 import type { RateLimitClusterOptions, RateLimitModuleOptions } from '../interfaces/rate-limit-options.interface.js';
 import type { RateLimitStore } from '../interfaces/store.interface.js';
 import { MemoryStore } from './memory.store.js';
+import { RedisConnectionErrors } from './redis-connection.errors.js';
 import { RedisStore } from './redis.store.js';
 
 /** A store and what the module must do with the client it talks to. */
@@ -15,6 +16,8 @@ export interface StoreHandle {
   readonly client?: Redis | Cluster;
   /** Whether the module created `client` (and so connects and closes it). */
   readonly owned: boolean;
+  /** What the client the module created reported, for messages that would otherwise say "Connection is closed". */
+  readonly connectionErrors?: RedisConnectionErrors;
 }
 
 /**
@@ -48,10 +51,16 @@ export function safeClientOptions(timeoutMs: number): RedisOptions {
 /** Builds the store the `store` option describes. */
 export function createStore(option: RateLimitModuleOptions['store'], settings: RateLimitSettings): StoreHandle {
   const { keyPrefix, clock, timeoutMs } = settings;
-  const redisStore = (client: Redis | Cluster, owned: boolean): StoreHandle => ({ store: new RedisStore(client, { keyPrefix, clock, timeoutMs }), client, owned });
+  const redisStore = (client: Redis | Cluster, owned: boolean): StoreHandle => ({
+    store: new RedisStore(client, { keyPrefix, clock, timeoutMs }),
+    client,
+    owned,
+    connectionErrors: owned ? new RedisConnectionErrors(client) : undefined,
+  });
   if (option === undefined || option === 'memory') return { store: new MemoryStore({ keyPrefix, clock }), owned: false };
   if (typeof option === 'string') {
     if (!/^rediss?:\/\//i.test(option)) throw new RateLimitConfigError('store', redact(option), '"memory", a redis:// or rediss:// URL, a client or client options');
+    checkUrlDatabase(option);
     return redisStore(new Redis(option, safeClientOptions(timeoutMs)), true);
   }
   if (option === null || typeof option !== 'object') {
@@ -64,6 +73,8 @@ export function createStore(option: RateLimitModuleOptions['store'], settings: R
   }
   if ('url' in option) throw new RateLimitConfigError('store.url', redact(String(option.url)), 'the URL given as "store" itself, e.g. store: "redis://host:6379"');
   if ('cluster' in option) return redisStore(createCluster(option as RateLimitClusterOptions, timeoutMs), true);
+  const db = (option as RedisOptions).db;
+  if (db !== undefined && (!Number.isSafeInteger(db) || db < 0)) throw new RateLimitConfigError('store.db', db, 'a database number: an integer of 0 or more');
   return redisStore(new Redis({ ...(option as RedisOptions), ...safeClientOptions(timeoutMs) }), true);
 }
 
@@ -154,6 +165,23 @@ function isStore(value: object): value is RateLimitStore {
 function isClient(value: object): value is Redis | Cluster {
   const v = value as Partial<Redis>;
   return typeof v.defineCommand === 'function' && typeof v.evalsha === 'function';
+}
+
+/**
+ * ioredis takes the URL's path as the database number and sends `SELECT` with whatever it makes of it: for
+ * `redis://host/abc`, `SELECT NaN`, whose error nothing can catch and which ends the process after start-up.
+ */
+function checkUrlDatabase(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new RateLimitConfigError('store', redact(url), 'a valid redis:// or rediss:// URL');
+  }
+  const db = parsed.pathname.length > 1 ? parsed.pathname.slice(1) : parsed.searchParams.get('db');
+  if (db !== null && !/^\d+$/.test(db)) {
+    throw new RateLimitConfigError('store', redact(url), 'a redis:// URL whose path, if any, is a database number: redis://host:6379/0');
+  }
 }
 
 /**
