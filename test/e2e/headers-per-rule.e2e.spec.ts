@@ -1,30 +1,17 @@
 import { Controller, Get, Param, type INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { RateLimit, RateLimitModule, RateLimitService } from '../../lib/index.js';
+import { RateLimitModule, RateLimitService } from '../../lib/index.js';
+import { HeadersController } from './fixtures/headers/headers.controller.js';
 import { ManualClock } from '../support/manual.clock.js';
 import { uniquePrefix } from '../support/redis-server.js';
 import { STORE_KINDS, useStoreOptions } from './support/e2e-stores.js';
 import { PLATFORMS, startApp } from './support/http-app.js';
 
+/** Business code: 1 export a minute per user, under the default rule of the guard. */
 @Controller()
-class PerRuleController {
+class ExportController {
   constructor(private readonly rateLimit: RateLimitService) {}
 
-  /** The module's default rule only: 3 per minute. */
-  @Get('one')
-  one() {
-    return { ok: true };
-  }
-
-  /** The default (3/min), the named "burst" (2/10 s) and an inline "hourly" (5/h). */
-  @Get('stacked')
-  @RateLimit('burst')
-  @RateLimit({ name: 'hourly', limit: 5, window: '1h', algorithm: 'sliding-log' })
-  stacked() {
-    return { ok: true };
-  }
-
-  /** Business code: 1 export a minute per user, under the default rule of the guard. */
   @Get('export/:user')
   async export(@Param('user') user: string) {
     await this.rateLimit.enforce(`user:${user}`, 'exports');
@@ -54,7 +41,7 @@ describe.each(PLATFORMS)('"per-rule" headers on %s', (platform) => {
             globalGuard: true,
           }),
         ],
-        controllers: [PerRuleController],
+        controllers: [HeadersController, ExportController],
       });
       return app.getHttpServer();
     }

@@ -1,35 +1,11 @@
-import { Controller, Get, type INestApplication } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { RateLimit, RateLimitModule, SkipRateLimit, type RateLimitHeadersMode } from '../../lib/index.js';
+import { RateLimitModule, type RateLimitHeadersMode } from '../../lib/index.js';
+import { HeadersController } from './fixtures/headers/headers.controller.js';
 import { ManualClock } from '../support/manual.clock.js';
 import { uniquePrefix } from '../support/redis-server.js';
 import { STORE_KINDS, useStoreOptions } from './support/e2e-stores.js';
 import { PLATFORMS, startApp } from './support/http-app.js';
-
-@Controller()
-class HeadersController {
-  /** The module's default rule only: 3 per minute. */
-  @Get('one')
-  one() {
-    return { ok: true };
-  }
-
-  /** Three rules stacked: the default (3/min), the named "burst" (2/10 s) and an inline "hourly" (5/h). */
-  @Get('stacked')
-  @RateLimit('burst')
-  @RateLimit({ name: 'hourly', limit: 5, window: '1h', algorithm: 'sliding-log' })
-  stacked() {
-    return { ok: true };
-  }
-
-  /** GCRA: 12 per minute, at most 2 at once; only this rule. */
-  @Get('gcra')
-  @SkipRateLimit('default')
-  @RateLimit({ name: 'gcra', limit: 12, window: '1m', algorithm: 'gcra', burst: 2 })
-  gcra() {
-    return { ok: true };
-  }
-}
 
 const RATE_LIMIT_HEADERS = ['ratelimit', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
 const rateLimitHeadersOf = (headers: Record<string, unknown>) => RATE_LIMIT_HEADERS.filter((name) => headers[name] !== undefined);

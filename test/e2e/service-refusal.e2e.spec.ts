@@ -21,6 +21,12 @@ class AccountController {
     return { ok: true };
   }
 
+  /** A 429 of the app's own making: only a wait. */
+  @Get('maintenance')
+  maintenance() {
+    throw new RateLimitExceededException('Back in a moment', 5 * SECOND);
+  }
+
   /** The login recipe: peek both rules, throw the exception built from the peeked decisions, count failures. */
   @Post('login')
   @HttpCode(200)
@@ -119,6 +125,14 @@ describe.each(PLATFORMS)('a 429 thrown by business code on %s', (platform) => {
       expect(refused.headers['retry-after']).toBe(String(13 * 60));
       expect(refused.headers['ratelimit-policy']).toBe('"login-user";q=2;w=900');
       expect(refused.headers['ratelimit']).toBe('"login-user";r=0;t=840');
+    });
+
+    it('answers an exception without decisions with Retry-After alone, dropping the fields the guard set', async () => {
+      const refused = await request(await start()).get('/maintenance').expect(429);
+      expect(refused.body).toEqual({ statusCode: 429, message: 'Back in a moment', retryAfter: 5 });
+      expect(refused.headers['retry-after']).toBe('5');
+      expect(refused.headers['ratelimit']).toBeUndefined();
+      expect(refused.headers['ratelimit-policy']).toBeUndefined();
     });
 
     it('counts a refusal found by peek once, under the refusing rule, when the client receives it', async () => {
