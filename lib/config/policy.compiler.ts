@@ -1,21 +1,26 @@
 import { defineRule, maxCost } from './define-rule.js';
 import { parseInteger } from './duration.parser.js';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
-import type { RateLimitKey, RateLimitPolicyOptions, RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
+import { compileResolvablePolicy, resolvedFields } from './resolvable-policy.compiler.js';
+import type { RateLimitKey, RateLimitNamedPolicyOptions, RateLimitPolicyOptions, RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
 import type { KeySpec, RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
 import type { RateLimitRuleOptions } from '../interfaces/rule.interface.js';
 
-const GUARD_FIELDS = ['key', 'cost', 'shared', 'keyRequired'] as const;
+const GUARD_FIELDS = ['key', 'cost', 'shared', 'keyRequired', 'skipIf', 'ignoreUserAgents'] as const;
 type GuardFields = Pick<RateLimitPolicyOptions, (typeof GUARD_FIELDS)[number]>;
 const KEY_PATTERN = /^(header|param|query|body):([^\s]+)$/;
 
-/** The compiled rules of the module: the default one (if any) and the named ones. */
+/** The compiled rules of the module: the default ones (if any) and the named ones. */
 export interface CompiledRules {
-  readonly defaultPolicy?: RateLimitPolicy;
+  /** The rules every route gets, in order: the one `'default'` rule, or the named list `defaultRule` gives. */
+  readonly defaults: readonly RateLimitPolicy[];
   /** Whether `defaultRule` was given at all (`false` turns off a default rule set elsewhere). */
   readonly defaultGiven: boolean;
   readonly named: ReadonlyMap<string, RateLimitPolicy>;
 }
+
+/** The options each request-dependent or referenced policy was compiled from, to derive overrides from. */
+const sources = new WeakMap<RateLimitPolicy, RateLimitPolicyOptions>();
 
 /** Splits a policy into the engine's rule fields and the guard's fields. */
 export function splitPolicyOptions(options: object): { rule: RateLimitRuleOptions; guard: GuardFields } {
@@ -28,28 +33,84 @@ export function splitPolicyOptions(options: object): { rule: RateLimitRuleOption
   return { rule: rule as unknown as RateLimitRuleOptions, guard };
 }
 
-/** Validates the guard's fields of a rule; every error names `path.<field>` and the value. */
-export function compileGuardFields(guard: GuardFields, path: string, base?: RateLimitPolicy): Omit<RateLimitPolicy, 'rule'> {
+/**
+ * Validates the guard's fields of a rule; every error names `path.<field>` and the value. A `cost` that is a
+ * function of the request is left to `compileRoutePolicy` (the result then carries the base's cost, or 1).
+ */
+export function compileGuardFields(guard: GuardFields, path: string, base?: RateLimitPolicy): Omit<RateLimitPolicy, 'rule' | 'name'> {
   for (const field of ['shared', 'keyRequired'] as const) {
     if (guard[field] !== undefined && typeof guard[field] !== 'boolean') {
       throw new RateLimitConfigError(`${path}.${field}`, guard[field], 'true or false');
     }
   }
+  if (guard.skipIf !== undefined && typeof guard.skipIf !== 'function') {
+    throw new RateLimitConfigError(`${path}.skipIf`, guard.skipIf, 'a function (context) => boolean | Promise<boolean>');
+  }
+  const skipIf = guard.skipIf ?? base?.skipIf;
+  const ignoreUserAgents = guard.ignoreUserAgents === undefined ? base?.ignoreUserAgents : userAgentPatterns(guard.ignoreUserAgents, `${path}.ignoreUserAgents`);
+  const cost = guard.cost === undefined || typeof guard.cost === 'function' ? (base && !base.resolve ? base.cost : 1) : parseInteger(guard.cost, `${path}.cost`, 1);
   return {
     key: guard.key === undefined ? (base?.key ?? IP_KEY) : parseKey(guard.key, `${path}.key`),
-    cost: guard.cost === undefined ? (base?.cost ?? 1) : parseInteger(guard.cost, `${path}.cost`, 1),
+    cost,
     shared: guard.shared ?? base?.shared ?? false,
     keyRequired: guard.keyRequired ?? base?.keyRequired ?? false,
+    ...(skipIf ? { skipIf } : {}),
+    ...(ignoreUserAgents?.length ? { ignoreUserAgents } : {}),
   };
 }
 
-/** Validates a rule with its guard fields, as written in options, config or a decorator. */
+/** Checks an `ignoreUserAgents` option (per rule or module-wide): an array of RegExp. */
+export function userAgentPatterns(value: unknown, field: string): readonly RegExp[] {
+  if (!Array.isArray(value) || !value.every((p) => p instanceof RegExp)) {
+    throw new RateLimitConfigError(field, value instanceof RegExp ? String(value) : value, 'an array of regular expressions, e.g. [/googlebot/i]');
+  }
+  return Object.freeze([...value]);
+}
+
+/**
+ * Validates a rule with its guard fields, all of them values: `RateLimitService` compiles with it, having no
+ * request to resolve functions with, so a function of the request is refused here, naming the field.
+ */
 export function compilePolicy(options: RateLimitPolicyOptions, name: string, path: string): RateLimitPolicy {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new RateLimitConfigError(path, options, 'an object with at least "limit" and "window"');
   }
+  for (const field of resolvedFields(options)) {
+    throw new RateLimitConfigError(`${path}.${field}`, `a function`, 'a value: functions of the request are resolved by RateLimitGuard only (in @RateLimit, defaultRule or rules)');
+  }
   const { rule, guard } = splitPolicyOptions(options);
-  return withCostChecked({ rule: defineRule(rule, name, path), ...compileGuardFields(guard, path) }, path);
+  return withCostChecked({ name, rule: defineRule(rule as RateLimitRuleOptions, name, path), ...compileGuardFields(guard, path) }, path);
+}
+
+/**
+ * Validates a rule the guard applies: with values, or with `limit`, `window`, `blockMs` or `cost` as functions
+ * of the request (then resolved and validated per request, see resolvable-policy.compiler.ts).
+ */
+export function compileRoutePolicy(options: RateLimitPolicyOptions, name: string, path: string): RateLimitPolicy {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new RateLimitConfigError(path, options, 'an object with at least "limit" and "window"');
+  }
+  const fields = resolvedFields(options);
+  let policy: RateLimitPolicy;
+  if (fields.length === 0) {
+    policy = compilePolicy(options, name, path);
+  } else {
+    const { guard } = splitPolicyOptions(options);
+    const { key, shared, keyRequired, skipIf, ignoreUserAgents } = compileGuardFields(guard, path);
+    const guardFields = { key, shared, keyRequired, ...(skipIf ? { skipIf } : {}), ...(ignoreUserAgents ? { ignoreUserAgents } : {}) };
+    policy = compileResolvablePolicy(options, name, path, fields, guardFields, (resolved) => compilePolicy(resolved, name, path));
+  }
+  sources.set(policy, options);
+  return policy;
+}
+
+/** A configured rule with guard fields overridden where a decorator refers to it (`@RateLimit({ name, key })`). */
+export function overridePolicy(base: RateLimitPolicy, overrides: GuardFields, path: string): RateLimitPolicy {
+  const source = sources.get(base);
+  if (source && (base.resolve || resolvedFields(overrides as RateLimitPolicyOptions).length > 0)) {
+    return compileRoutePolicy({ ...source, ...overrides }, base.name, path);
+  }
+  return withCostChecked({ name: base.name, rule: base.rule, ...compileGuardFields(overrides, path, base) }, path);
 }
 
 /** A cost the rule can never admit would refuse every request forever: refuse it where it is written. */
@@ -76,13 +137,50 @@ export function compileRules(config: RateLimitRulesConfig, path = ''): CompiledR
     if (config.rules === null || typeof config.rules !== 'object' || Array.isArray(config.rules)) {
       throw new RateLimitConfigError(at('rules'), config.rules, 'an object of named rules, e.g. { login: { limit: 5, window: "1m" } }');
     }
-    for (const [name, options] of Object.entries(config.rules)) named.set(name, compilePolicy(options, name, at(`rules.${name}`)));
+    for (const [name, options] of Object.entries(config.rules)) named.set(name, compileRoutePolicy(options, name, at(`rules.${name}`)));
   }
-  const defaultRule = config.defaultRule;
-  const defaultPolicy = defaultRule === undefined || defaultRule === false ? undefined : compilePolicy(defaultRule, 'default', at('defaultRule'));
-  return { defaultPolicy, defaultGiven: defaultRule !== undefined, named };
+  const defaults = compileDefaults(config.defaultRule, at('defaultRule'));
+  checkDefaultNames(defaults, named, defaultNameField(config.defaultRule, at('defaultRule')));
+  return { defaults, defaultGiven: config.defaultRule !== undefined, named };
 }
 
+/**
+ * A default rule and a named rule of one name would make `@RateLimit('<name>')` ambiguous: refused, naming
+ * the default rule's field (`fieldOf(index)`).
+ */
+export function checkDefaultNames(defaults: readonly RateLimitPolicy[], named: ReadonlyMap<string, RateLimitPolicy>, fieldOf: (index: number) => string): void {
+  defaults.forEach((policy, i) => {
+    if (named.has(policy.name)) {
+      throw new RateLimitConfigError(fieldOf(i), policy.name, `a name no rule in "rules" has: @RateLimit("${policy.name}") would not tell the two apart`);
+    }
+  });
+}
+
+function compileDefaults(defaultRule: RateLimitRulesConfig['defaultRule'], path: string): RateLimitPolicy[] {
+  if (defaultRule === undefined || defaultRule === false) return [];
+  if (!Array.isArray(defaultRule)) return [compileRoutePolicy(defaultRule as RateLimitPolicyOptions, 'default', path)];
+  const seen = new Set<string>();
+  return (defaultRule as readonly RateLimitNamedPolicyOptions[]).map((entry, i) => {
+    const at = `${path}[${i}]`;
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+      throw new RateLimitConfigError(at, entry, 'a rule with a "name", e.g. { name: "short", limit: 3, window: "1s" }');
+    }
+    const { name, ...options } = entry;
+    if (typeof name !== 'string' || !RULE_NAME.test(name)) {
+      throw new RateLimitConfigError(`${at}.name`, name, 'a rule name (1-64 letters, digits, "_", "." or "-"): each rule of a list of default rules needs one');
+    }
+    if (seen.has(name)) throw new RateLimitConfigError(`${at}.name`, name, 'a name no other default rule has');
+    seen.add(name);
+    return compileRoutePolicy(options as RateLimitPolicyOptions, name, at);
+  });
+}
+
+/** Where the name of the i-th default rule is written: `defaultRule[i].name` in a list, `defaultRule` for the single one. */
+export function defaultNameField(defaultRule: RateLimitRulesConfig['defaultRule'], path: string): (index: number) => string {
+  return Array.isArray(defaultRule) ? (i) => `${path}[${i}].name` : () => path;
+}
+
+const RULE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const IP_KEY: KeySpec = Object.freeze({ kind: 'ip', label: 'ip' });
 const USER_KEY: KeySpec = Object.freeze({ kind: 'user', label: 'user' });
 

@@ -1,4 +1,4 @@
-import { compileRules, type CompiledRules } from './policy.compiler.js';
+import { checkDefaultNames, compileRules, defaultNameField, type CompiledRules } from './policy.compiler.js';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
 import type { RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
 import type { RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
@@ -15,7 +15,7 @@ export class RateLimitPolicies {
 
   constructor(fromCode: RateLimitRulesConfig, fromConfig?: RateLimitRulesConfig, configPath = '') {
     this.fromCode = fromCode;
-    this.current = RateLimitPolicies.merge(compileRules(fromCode), fromConfig && compileRules(fromConfig, configPath));
+    this.current = RateLimitPolicies.merge(fromCode, fromConfig, configPath);
   }
 
   /** Bumped on every replacement. */
@@ -23,17 +23,24 @@ export class RateLimitPolicies {
     return this.revision;
   }
 
+  /** The rules every route gets, in order (`defaultRule`: one rule named `'default'`, or a list of named rules). */
+  get defaults(): readonly RateLimitPolicy[] {
+    return this.current.defaults;
+  }
+
+  /** The default rule named `'default'` (the single-object `defaultRule`), if any. */
   get defaultPolicy(): RateLimitPolicy | undefined {
-    return this.current.defaultPolicy;
+    return this.current.defaults.find((policy) => policy.name === 'default');
   }
 
-  /** The named rule, or undefined. `'default'` names the default rule. */
+  /** The named rule or default rule of this name, or undefined. `'default'` names the single default rule. */
   get(name: string): RateLimitPolicy | undefined {
-    return this.current.named.get(name) ?? (name === 'default' ? this.current.defaultPolicy : undefined);
+    return this.current.named.get(name) ?? this.current.defaults.find((policy) => policy.name === name);
   }
 
+  /** The names `get` knows: the named rules, then the default rules. */
   names(): string[] {
-    return [...this.current.named.keys()];
+    return [...this.current.named.keys(), ...this.current.defaults.map((policy) => policy.name)];
   }
 
   /** Names that decorators refer to: a config reload that drops one of them is refused. */
@@ -47,7 +54,7 @@ export class RateLimitPolicies {
    * rules in force untouched.
    */
   replaceFromConfig(fromConfig: RateLimitRulesConfig | undefined, configPath: string): void {
-    const next = RateLimitPolicies.merge(compileRules(this.fromCode), fromConfig && compileRules(fromConfig, configPath));
+    const next = RateLimitPolicies.merge(this.fromCode, fromConfig, configPath);
     this.checkRequired(next, `${configPath}.rules`);
     this.current = next;
     this.revision++;
@@ -55,19 +62,23 @@ export class RateLimitPolicies {
 
   private checkRequired(rules: CompiledRules, path: string): void {
     for (const name of this.required) {
-      if (!rules.named.has(name) && !(name === 'default' && rules.defaultPolicy)) {
+      if (!rules.named.has(name) && !rules.defaults.some((policy) => policy.name === name)) {
         throw new RateLimitConfigError(`${path}.${name}`, undefined, 'a rule: @RateLimit decorators refer to it');
       }
     }
   }
 
-  /** Config wins over code, rule by rule. */
-  private static merge(code: CompiledRules, config?: CompiledRules): CompiledRules {
-    if (!config) return code;
-    return {
-      defaultPolicy: config.defaultGiven ? config.defaultPolicy : code.defaultPolicy,
-      defaultGiven: code.defaultGiven || config.defaultGiven,
-      named: new Map([...code.named, ...config.named]),
-    };
+  /** Config wins over code, rule by rule; `defaultRule` in config replaces every default rule of the code. */
+  private static merge(fromCode: RateLimitRulesConfig, fromConfig: RateLimitRulesConfig | undefined, configPath: string): CompiledRules {
+    const code = compileRules(fromCode);
+    if (!fromConfig) return code;
+    const config = compileRules(fromConfig, configPath);
+    const named = new Map([...code.named, ...config.named]);
+    const [defaults, defaultRule, path] = config.defaultGiven
+      ? [config.defaults, fromConfig.defaultRule, `${configPath}.defaultRule`]
+      : [code.defaults, fromCode.defaultRule, 'defaultRule'];
+    // Each side was checked alone; a default rule of one side may still share its name with a rule of the other.
+    checkDefaultNames(defaults, named, defaultNameField(defaultRule, path));
+    return { defaults, defaultGiven: code.defaultGiven || config.defaultGiven, named };
   }
 }

@@ -1,4 +1,4 @@
-import { compileGuardFields, compilePolicy, splitPolicyOptions } from '../config/policy.compiler.js';
+import { compileGuardFields, compileRoutePolicy, splitPolicyOptions } from '../config/policy.compiler.js';
 import { RATE_LIMIT_METADATA } from '../rate-limit.constants.js';
 import type { RateLimitDecoratorOptions, RateLimitPolicyOptions } from '../interfaces/rate-limit-options.interface.js';
 import type { Duration, RateLimitAlgorithm } from '../interfaces/rule.interface.js';
@@ -6,7 +6,7 @@ import type { Duration, RateLimitAlgorithm } from '../interfaces/rule.interface.
 /** One `@RateLimit` as stored in metadata: a rule written in place, or a reference to a named rule. */
 export type RateLimitEntry =
   | { readonly kind: 'inline'; readonly name?: string; readonly options: RateLimitPolicyOptions }
-  | { readonly kind: 'ref'; readonly name: string; readonly options: Pick<RateLimitPolicyOptions, 'key' | 'cost' | 'shared' | 'keyRequired'> };
+  | { readonly kind: 'ref'; readonly name: string; readonly options: Pick<RateLimitPolicyOptions, 'key' | 'cost' | 'shared' | 'keyRequired' | 'skipIf' | 'ignoreUserAgents'> };
 
 /**
  * Limits a controller (every handler in it) or one handler. Several `@RateLimit` on one target must all
@@ -17,6 +17,8 @@ export type RateLimitEntry =
  * ‌@RateLimit('login')                                       // the named rule of the module options / config
  * ‌@RateLimit({ name: 'login', key: 'body:username' })      // the named rule, counted per another key
  * ‌@RateLimit({ limit: 5, window: '1m', key: 'user' })      // a rule written in place
+ * ‌@RateLimit({ limit: (ctx) => planOf(ctx).limit, window: '1h', key: 'header:x-api-key' }) // per request
+ * ‌@RateLimit({ name: 'short', skipIf: (ctx) => isInternal(ctx) }) // a default rule, skipped for some requests
  * ‌@RateLimit('1m', 5, 'sliding-log')                       // shorthand: window, limit, algorithm
  */
 export function RateLimit(name: string): ClassDecorator & MethodDecorator;
@@ -40,7 +42,7 @@ export function RateLimit(
 function toEntry(first: unknown, limit: unknown, algorithm: RateLimitAlgorithm | undefined, where: string): RateLimitEntry {
   if (limit !== undefined || algorithm !== undefined) {
     const options: RateLimitPolicyOptions = { window: first as Duration, limit: limit as number, ...(algorithm ? { algorithm } : {}) };
-    compilePolicy(options, 'default', where);
+    compileRoutePolicy(options, 'default', where);
     return { kind: 'inline', options };
   }
   if (typeof first === 'string') return { kind: 'ref', name: checkName(first, where), options: {} };
@@ -56,7 +58,7 @@ function toEntry(first: unknown, limit: unknown, algorithm: RateLimitAlgorithm |
     return { kind: 'ref', name, options: guard };
   }
   // Validated now, so that a bad rule stops the app at start-up, naming the handler.
-  compilePolicy(options as RateLimitPolicyOptions, name ?? 'default', where);
+  compileRoutePolicy(options as RateLimitPolicyOptions, name ?? 'default', where);
   if (options.shared && name === undefined) {
     // Shared state is found by rule name alone: two unnamed shared rules would count into one another.
     throw new TypeError(`${where}: a shared rule needs a "name", the one its routes share`);

@@ -1,4 +1,4 @@
-import { compileGuardFields, compilePolicy, withCostChecked } from '../config/policy.compiler.js';
+import { compileRoutePolicy, overridePolicy } from '../config/policy.compiler.js';
 import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
 import type { RateLimitPolicies } from '../config/rate-limit.policies.js';
 import type { RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
@@ -15,18 +15,18 @@ export interface RouteMetadata {
 }
 
 /**
- * The rules that apply to a route, in order: the module's default rule, then the class's, then the handler's;
+ * The rules that apply to a route, in order: the module's default rules, then the class's, then the handler's;
  * a later rule replaces an earlier one of the same name. Skips remove rules, except that a named skip (on the
  * class or the handler) does not remove what the handler itself declares; only a handler-level skip-all does.
  */
 export function resolveRoutePolicies(policies: RateLimitPolicies, meta: RouteMetadata): RateLimitPolicy[] {
   if (meta.handlerSkip === true) return [];
   const byName = new Map<string, RateLimitPolicy>();
-  if (policies.defaultPolicy) byName.set('default', policies.defaultPolicy);
-  for (const policy of compileEntries(policies, meta.classEntries, meta.route)) byName.set(policy.rule.name, policy);
+  for (const policy of policies.defaults) byName.set(policy.name, policy);
+  for (const policy of compileEntries(policies, meta.classEntries, meta.route)) byName.set(policy.name, policy);
   const handlerPolicies = compileEntries(policies, meta.handlerEntries, meta.route);
-  const own = new Set(handlerPolicies.map((p) => p.rule.name));
-  for (const policy of handlerPolicies) byName.set(policy.rule.name, policy);
+  const own = new Set(handlerPolicies.map((p) => p.name));
+  for (const policy of handlerPolicies) byName.set(policy.name, policy);
 
   for (const name of byName.keys()) {
     const classSkips = meta.classSkip === true || (meta.classSkip?.includes(name) ?? false);
@@ -45,7 +45,7 @@ function compileEntries(policies: RateLimitPolicies, entries: readonly RateLimit
     const where = `@RateLimit on ${route}`;
     if (entry.kind === 'inline') {
       const name = entry.name ?? (unnamed++ === 0 ? 'default' : `default-${unnamed}`);
-      return compilePolicy(entry.options, name, where);
+      return compileRoutePolicy(entry.options, name, where);
     }
     const base = policies.get(entry.name);
     if (!base) {
@@ -53,6 +53,6 @@ function compileEntries(policies: RateLimitPolicies, entries: readonly RateLimit
       throw new RateLimitConfigError(`${where}`, entry.name, `the name of a configured rule (${known.length ? known.join(', ') : 'none are configured'})`);
     }
     if (Object.keys(entry.options).length === 0) return base;
-    return withCostChecked({ rule: base.rule, ...compileGuardFields(entry.options, where, base) }, where);
+    return overridePolicy(base, entry.options, where);
   });
 }

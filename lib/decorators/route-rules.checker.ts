@@ -42,7 +42,8 @@ export class RateLimitRoutesChecker implements OnModuleInit {
           handlerSkip: this.reflector.get(SKIP_RATE_LIMIT_METADATA, handler),
         });
         for (const entry of [...(classEntries ?? []), ...(handlerEntries ?? [])]) if (entry.kind === 'ref') referenced.add(entry.name);
-        for (const policy of policies) if (policy.shared) this.checkShared(shared, route, policy.rule);
+        // A request-dependent rule has no one definition to compare; its resolved rules share state like any other.
+        for (const policy of policies) if (policy.shared && !policy.resolve) this.checkShared(shared, route, policy.rule);
       }
     }
     this.policies.require(referenced);
@@ -52,7 +53,7 @@ export class RateLimitRoutesChecker implements OnModuleInit {
   private checkShared(seen: Map<string, { route: string; rule: string }>, route: string, rule: RateLimitRule): void {
     const definition = JSON.stringify(rule);
     const configured = this.policies.get(rule.name);
-    const first = seen.get(rule.name) ?? (configured && { route: 'the module options', rule: JSON.stringify(configured.rule) });
+    const first = seen.get(rule.name) ?? (configured && !configured.resolve && { route: 'the module options', rule: JSON.stringify(configured.rule) });
     if (first && first.rule !== definition) {
       throw new RateLimitConfigError(`@RateLimit on ${route}`, rule.name, `one definition per shared rule name; ${first.route} defines "${rule.name}" differently`);
     }

@@ -1,4 +1,5 @@
-import type { RateLimitKeyFunction } from './rate-limit-options.interface.js';
+import type { ExecutionContext } from '@nestjs/common';
+import type { RateLimitKeyFunction, RateLimitSkipIf } from './rate-limit-options.interface.js';
 import type { RateLimitRule } from './rule.interface.js';
 
 /** A parsed `key` option. */
@@ -9,9 +10,26 @@ export type KeySpec =
 
 /** A validated rule together with how the guard applies it. */
 export interface RateLimitPolicy {
+  /** The rule's name (also `rule.name`, which a request-dependent policy cannot give before it is resolved). */
+  readonly name: string;
+  /**
+   * The validated rule. On a request-dependent policy (`resolve` set) reading it throws a RateLimitConfigError
+   * naming the rule: its limits exist only per request.
+   */
   readonly rule: RateLimitRule;
   readonly key: KeySpec;
+  /** Units each request takes; throws like `rule` on a request-dependent policy. */
   readonly cost: number;
   readonly shared: boolean;
   readonly keyRequired: boolean;
+  /** The rule is neither charged nor reported for a request this returns true for. */
+  readonly skipIf?: RateLimitSkipIf;
+  /** The rule is neither charged nor reported for a request whose User-Agent matches one of these. */
+  readonly ignoreUserAgents?: readonly RegExp[];
+  /**
+   * Set when `limit`, `window`, `cost` or `blockMs` are functions of the request: resolves them and returns the
+   * policy with values, validated as a static one is; rejects (naming the rule, the field and the value) when a
+   * function throws or returns an invalid value.
+   */
+  readonly resolve?: (context: ExecutionContext) => Promise<RateLimitPolicy>;
 }

@@ -37,7 +37,7 @@ describe('compilePolicy', () => {
 describe('compileRules', () => {
   it('compiles the default rule and the named rules', () => {
     const rules = compileRules({ defaultRule: { limit: 100, window: '1m' }, rules: { login: { limit: 5, window: '1m' } } });
-    expect(rules.defaultPolicy?.rule.name).toBe('default');
+    expect(rules.defaults.map((p) => p.rule.name)).toEqual(['default']);
     expect([...rules.named.keys()]).toEqual(['login']);
   });
 
@@ -52,6 +52,40 @@ describe('compileRules', () => {
 
   it('treats defaultRule: false as "no default rule"', () => {
     const rules = compileRules({ defaultRule: false });
-    expect(rules).toMatchObject({ defaultPolicy: undefined, defaultGiven: true });
+    expect(rules).toMatchObject({ defaults: [], defaultGiven: true });
+  });
+});
+
+describe('compileRules with several default rules', () => {
+  const headline = [
+    { name: 'short', limit: 3, window: '1s' },
+    { name: 'medium', limit: 20, window: '10s' },
+    { name: 'long', limit: 100, window: '1m' },
+  ];
+
+  it('compiles a list of named default rules in the order they are written', () => {
+    const rules = compileRules({ defaultRule: headline });
+    expect(rules.defaults.map((p) => [p.rule.name, p.rule.limit, p.rule.windowMs])).toEqual([['short', 3, 1000], ['medium', 20, 10_000], ['long', 100, 60_000]]);
+  });
+
+  it('keeps a single default rule object as the rule named "default"', () => {
+    expect(compileRules({ defaultRule: { limit: 5, window: '1m' } }).defaults.map((p) => p.rule.name)).toEqual(['default']);
+  });
+
+  it('refuses two default rules of one name, naming the second', () => {
+    const twice = [headline[0], { ...headline[1], name: 'short' }];
+    expect(() => compileRules({ defaultRule: twice }, 'rateLimit')).toThrow(expect.objectContaining({ field: 'rateLimit.defaultRule[1].name', value: 'short' }));
+  });
+
+  it('refuses a default rule in a list without a name, naming its index', () => {
+    expect(() => compileRules({ defaultRule: [headline[0], { limit: 1, window: '1s' } as never] })).toThrow(expect.objectContaining({ field: 'defaultRule[1].name' }));
+  });
+
+  it('refuses a default rule named like a rule of "rules", since @RateLimit("<name>") would be ambiguous', () => {
+    expect(() => compileRules({ defaultRule: headline, rules: { long: { limit: 1, window: '1h' } } })).toThrow(expect.objectContaining({ field: 'defaultRule[2].name', value: 'long' }));
+  });
+
+  it('names the index of a bad field inside a list of default rules', () => {
+    expect(() => compileRules({ defaultRule: [headline[0], { name: 'medium', limit: 'many', window: '10s' }] }, 'rateLimit')).toThrow(/"rateLimit\.defaultRule\[1\]\.limit": "many"/);
   });
 });

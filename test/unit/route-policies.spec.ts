@@ -96,3 +96,54 @@ describe('resolveRoutePolicies', () => {
     }).toThrow(/@RateLimit on Bad\.handler\.limit/);
   });
 });
+
+describe('resolveRoutePolicies with several default rules', () => {
+  const headline = new RateLimitPolicies({
+    defaultRule: [
+      { name: 'short', limit: 3, window: '1s' },
+      { name: 'medium', limit: 20, window: '10s' },
+      { name: 'long', limit: 100, window: '1m' },
+    ],
+  });
+
+  class Throttled {
+    plain() {}
+    @SkipRateLimit('short')
+    noShort() {}
+    @SkipRateLimit()
+    none() {}
+    @RateLimit({ name: 'long', limit: 500, window: '1m' })
+    longer() {}
+    @RateLimit({ name: 'long', key: 'user' })
+    longPerUser() {}
+  }
+
+  const namesOf = (method: keyof Throttled) => {
+    const handler = Throttled.prototype[method];
+    return resolveRoutePolicies(headline, {
+      route: `Throttled.${method}`,
+      handlerEntries: Reflect.getMetadata(RATE_LIMIT_METADATA, handler),
+      handlerSkip: Reflect.getMetadata(SKIP_RATE_LIMIT_METADATA, handler),
+    }).map((p) => `${p.rule.name}:${p.rule.limit}:${p.key.label}`);
+  };
+
+  it('applies every default rule to an undecorated route', () => {
+    expect(namesOf('plain')).toEqual(['short:3:ip', 'medium:20:ip', 'long:100:ip']);
+  });
+
+  it('drops only the default rule a named skip names', () => {
+    expect(namesOf('noShort')).toEqual(['medium:20:ip', 'long:100:ip']);
+  });
+
+  it('drops every default rule under @SkipRateLimit()', () => {
+    expect(namesOf('none')).toEqual([]);
+  });
+
+  it('lets a handler rule of the same name override one default rule', () => {
+    expect(namesOf('longer')).toEqual(['short:3:ip', 'medium:20:ip', 'long:500:ip']);
+  });
+
+  it('resolves a reference to a default rule by its name, with its key overridden', () => {
+    expect(namesOf('longPerUser')).toEqual(['short:3:ip', 'medium:20:ip', 'long:100:user']);
+  });
+});

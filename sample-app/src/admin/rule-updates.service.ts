@@ -6,6 +6,7 @@ import {
   RateLimitConfigError,
   RateLimitPolicies,
   type RateLimitPolicyOptions,
+  type RateLimitRuleOptions,
   type RateLimitRulesConfig,
 } from 'nestjs-redis-rate-limit';
 import { fieldError } from './field-error.js';
@@ -74,8 +75,8 @@ function merge(current: RateLimitPolicyOptions, patch: RulePatch): RateLimitPoli
   return { ...next, ...patch } as RateLimitPolicyOptions;
 }
 
-function ruleFields(policy: RateLimitPolicyOptions): RateLimitPolicyOptions {
+function ruleFields(policy: RateLimitPolicyOptions): RateLimitRuleOptions {
   const rule: Record<string, unknown> = { ...policy };
   for (const field of GUARD_FIELDS) delete rule[field];
-  return rule as unknown as RateLimitPolicyOptions;
+  return rule as unknown as RateLimitRuleOptions;
 }
