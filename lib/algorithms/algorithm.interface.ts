@@ -16,8 +16,6 @@ export type CheckResult = [allowed: boolean, remaining: number, resetAfterUs: nu
 export interface MemoryEntry<S> {
   value: S | undefined;
   expiresAt: number;
-  /** The memory store's write count when the entry last moved to the young end of its LRU order. */
-  touched?: number;
 }
 
 /** The in-memory twin of an algorithm's Lua: the same arithmetic, on a JS value instead of a Redis key. */

@@ -1,10 +1,12 @@
 import type { CheckResult, MemoryEntry } from '../algorithms/algorithm.interface.js';
 import { expiryAfter } from '../algorithms/algorithm.interface.js';
 import { throttle, type ThrottleReply } from '../algorithms/gcra.throttle.js';
+import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
 import type { Clock } from '../interfaces/clock.interface.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
+import { MemoryKeyTable, type KeyKind } from './memory-key.table.js';
 import { ceilMs, expandDecisions, planRules, toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
 
 export interface MemoryStoreOptions {
@@ -12,7 +14,10 @@ export interface MemoryStoreOptions {
   keyPrefix?: string;
   /** Time source in ms since the epoch. @default a monotonic clock (performance.timeOrigin + performance.now()) */
   clock?: Clock;
-  /** Most keys kept; past it the least recently used are dropped. @default 100000 */
+  /**
+   * Most keys kept (rule state and lockouts together). When full, expired keys go first, then keys seen only
+   * once, then the least recently used counts, and lockouts last (see MemoryKeyTable). @default 100000
+   */
   maxKeys?: number;
 }
 
@@ -21,23 +26,24 @@ const monotonic: Clock = () => performance.timeOrigin + performance.now();
 /**
  * The embedded store: the same algorithms as the Lua scripts (their twins in `algorithms/*.memory.ts`) and the
  * same driver, so the same sequence of (time, cost) gets the same decisions. Bounded: an entry past its expiry
- * is dropped when met (and a few of the oldest are checked on every write), and at most `maxKeys` are kept (LRU).
+ * is dropped when met (and a few of the oldest are checked every few writes), and at most `maxKeys` are kept, a
+ * flood of distinct trackers displacing only other keys seen once, not counts or lockouts (see MemoryKeyTable).
  * Decisions are synchronous under the hood, so concurrent calls in one process are exact.
  */
 export class MemoryStore implements RateLimitStore {
-  private readonly entries = new Map<string, MemoryEntry<unknown>>();
+  private readonly entries: MemoryKeyTable;
   private readonly prefix: string;
   private readonly clock: Clock;
   private readonly maxKeys: number;
-  private writes = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.prefix = options.keyPrefix ?? 'rl';
     this.clock = options.clock ?? monotonic;
     this.maxKeys = options.maxKeys ?? 100_000;
     if (!Number.isSafeInteger(this.maxKeys) || this.maxKeys < 1) {
-      throw new RangeError(`Invalid memory store option "maxKeys": ${String(options.maxKeys)} (expected a positive integer)`);
+      throw new RateLimitConfigError('maxKeys', options.maxKeys, 'a positive integer: the most keys the memory store keeps');
     }
+    this.entries = new MemoryKeyTable(this.maxKeys);
   }
 
   /** Keys held now (rule state and lockouts). */
@@ -120,7 +126,7 @@ export class MemoryStore implements RateLimitStore {
           return;
         }
         if (r.blockUs === 0 || blocked[i]) return;
-        this.write(r.keys.block, { value: now, expiresAt: expiryAfter(now, r.blockUs) }, now);
+        this.write(r.keys.block, { value: now, expiresAt: expiryAfter(now, r.blockUs) }, now, 'lockout');
         // The longer of the lockout and the algorithm's own wait: the lockout alone could be refused again.
         d[2] = Math.max(d[2], r.blockUs);
         if (d[3] >= 0) d[3] = Math.max(d[3], r.blockUs);
@@ -141,46 +147,13 @@ export class MemoryStore implements RateLimitStore {
     return result;
   }
 
-  /** The live entry for a key, or an empty one (not stored) when it is missing or expired. */
+  /** The live entry for a key, or an empty one (not stored until written) when it is missing or expired. */
   private read(key: string, now: number): MemoryEntry<unknown> {
-    const entry = this.entries.get(key);
-    if (entry && entry.expiresAt > now) return entry;
-    if (entry) this.entries.delete(key);
-    return { value: undefined, expiresAt: 0 };
+    return this.entries.get(key, now);
   }
 
-  /**
-   * Stores an entry, or drops it if it holds nothing. Map order is the LRU order, kept approximately: an entry
-   * moves to the young end only once it has aged by a quarter of `maxKeys` writes, because a delete-and-insert
-   * on every decision leaves the Map full of holes that every lookup and sweep then walks over.
-   */
-  private write(key: string, entry: MemoryEntry<unknown>, now: number): void {
-    this.writes++;
-    if (entry.value === undefined) {
-      this.entries.delete(key);
-      return;
-    }
-    const age = this.writes - (entry.touched ?? -Infinity);
-    if (age > this.maxKeys / 4 || !this.entries.has(key)) {
-      this.entries.delete(key);
-      entry.touched = this.writes;
-      this.entries.set(key, entry);
-    }
-    if (this.entries.size > this.maxKeys || this.writes % 32 === 0) this.sweep(now);
-  }
-
-  private sweep(now: number): void {
-    // Past the bound, the least recently used go; and every few writes a few of them are checked for expiry,
-    // so expired state goes without a timer.
-    let checked = 0;
-    for (const [key, entry] of this.entries) {
-      if (this.entries.size > this.maxKeys) {
-        this.entries.delete(key);
-      } else if (checked++ < 64 && entry.expiresAt <= now) {
-        this.entries.delete(key);
-      } else {
-        break;
-      }
-    }
+  /** Stores an entry, or drops it if it holds nothing; `kind` 'lockout' for a lockout, which is forgotten last. */
+  private write(key: string, entry: MemoryEntry<unknown>, now: number, kind: KeyKind = 'state'): void {
+    this.entries.set(key, entry, now, kind);
   }
 }

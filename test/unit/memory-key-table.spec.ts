@@ -1,0 +1,113 @@
+/**
+ * MemoryKeyTable's integrity under random writes, reads, lockouts, deletes, clears and time: whatever it forgets,
+ * it never holds more than maxKeys, never returns a value other than the one last stored, and forgets a live
+ * key only when it is full.
+ */
+import fc from 'fast-check';
+import type { MemoryEntry } from '../../lib/algorithms/algorithm.interface.js';
+import { MemoryKeyTable, type KeyKind } from '../../lib/stores/memory-key.table.js';
+
+const KEYS = 10;
+const key = fc.integer({ min: 0, max: KEYS - 1 }).map((i) => `k${i}`);
+const kind = fc.constantFrom<KeyKind>('state', 'lockout');
+const op = fc.oneof(
+  // A read, a change in place and the write back, as the algorithms and the store's driver do.
+  fc.record({ op: fc.constant('write' as const), key, kind, value: fc.nat(), ttl: fc.integer({ min: 1, max: 40 }) }),
+  // A new object written (as the driver writes a lockout).
+  fc.record({ op: fc.constant('literal' as const), key, kind, value: fc.nat(), ttl: fc.integer({ min: 1, max: 40 }) }),
+  // An entry read, other keys written meanwhile (it may be evicted), then written back.
+  fc.record({ op: fc.constant('stale' as const), key, other: key, value: fc.nat(), ttl: fc.integer({ min: 1, max: 40 }) }),
+  fc.record({ op: fc.constant('empty' as const), key }),
+  fc.record({ op: fc.constant('delete' as const), key }),
+  fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 30 }) }),
+  fc.record({ op: fc.constant('clear' as const) }),
+  // An entry read, everything cleared, then the entry written back.
+  fc.record({ op: fc.constant('heldOverClear' as const), key, value: fc.nat(), ttl: fc.integer({ min: 1, max: 40 }) }),
+);
+type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
+
+interface Step {
+  table: MemoryKeyTable;
+  /** Keys the table returned a value for before and after the step, and the step itself. */
+  before: Map<string, unknown>;
+  after: Map<string, unknown>;
+  /** What the last write of every key stored, with its expiry; only the live ones count. */
+  model: Map<string, { value: unknown; expiresAt: number }>;
+  now: number;
+  step: Op;
+}
+
+/** Replays random steps on a table of random size and calls `check` after each. */
+function replay(check: (s: Step) => void): void {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 8 }), fc.array(op, { maxLength: 200 }), (maxKeys, steps) => {
+      const table = new MemoryKeyTable(maxKeys);
+      const model = new Map<string, { value: unknown; expiresAt: number }>();
+      let now = 1_000;
+      let before = new Map<string, unknown>();
+      const write = (k: string, entry: MemoryEntry<unknown>, value: number, ttl: number, kind: KeyKind = 'state') => {
+        entry.value = value;
+        entry.expiresAt = now + ttl;
+        table.set(k, entry, now, kind);
+        model.set(k, { value, expiresAt: now + ttl });
+      };
+      for (const step of steps) {
+        if (step.op === 'write') write(step.key, table.get(step.key, now), step.value, step.ttl, step.kind);
+        if (step.op === 'literal') write(step.key, { value: undefined, expiresAt: 0 }, step.value, step.ttl, step.kind);
+        if (step.op === 'stale') {
+          const held = table.get(step.key, now);
+          write(step.other, table.get(step.other, now), step.value + 1, step.ttl);
+          write(step.key, held, step.value, step.ttl);
+        }
+        if (step.op === 'empty') {
+          const entry = table.get(step.key, now);
+          entry.value = undefined;
+          table.set(step.key, entry, now);
+          model.delete(step.key);
+        }
+        if (step.op === 'delete') {
+          table.delete(step.key);
+          model.delete(step.key);
+        }
+        if (step.op === 'advance') now += step.ms;
+        if (step.op === 'clear' || step.op === 'heldOverClear') {
+          const held = step.op === 'heldOverClear' ? table.get(step.key, now) : undefined;
+          table.clear();
+          model.clear();
+          if (step.op === 'heldOverClear') write(step.key, held!, step.value, step.ttl);
+        }
+        const after = new Map<string, unknown>();
+        for (let i = 0; i < KEYS; i++) {
+          const value = table.get(`k${i}`, now).value;
+          if (value !== undefined) after.set(`k${i}`, value);
+        }
+        check({ table, before, after, model, now, step });
+        before = after;
+      }
+    }),
+    { numRuns: 500 },
+  );
+}
+
+describe('MemoryKeyTable under random steps', () => {
+  it('never holds more than maxKeys keys', () => {
+    replay(({ table }) => expect(table.size).toBeLessThanOrEqual(table.maxKeys));
+  });
+
+  it('returns for every key either nothing or the live value last stored under it', () => {
+    replay(({ after, model, now }) => {
+      for (const [k, value] of after) {
+        const stored = model.get(k);
+        expect(stored !== undefined && stored.expiresAt > now ? stored.value : 'not live').toBe(value);
+      }
+    });
+  });
+
+  it('forgets a live key only when it is full', () => {
+    replay(({ table, before, after, model, now, step }) => {
+      if (step.op === 'delete' || step.op === 'empty' || step.op === 'clear') return;
+      const forgotten = [...before.keys()].filter((k) => !after.has(k) && (model.get(k)?.expiresAt ?? 0) > now);
+      if (forgotten.length > 0) expect(table.size).toBe(table.maxKeys);
+    });
+  });
+});
