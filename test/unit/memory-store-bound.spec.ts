@@ -78,4 +78,12 @@ describe('the memory stores the module creates', () => {
     const fallback = (store as ResilientStore).fallback;
     expect(await largestSize(fallback, count, (i) => fallback.consume(`tracker-${i}`, flood))).toBe(DEFAULT_MAX_KEYS);
   });
+
+  it(`keep a lockout in the memory fallback of a Redis store through ${count.toLocaleString('en')} made-up trackers`, async () => {
+    const store = (await moduleStore({ store: 'redis://127.0.0.1:1' })) as ResilientStore;
+    const login = defineRule({ algorithm: 'fixed-window', limit: 5, window: '15m', blockMs: '1h' }, 'login');
+    for (let i = 0; i < 6; i++) await store.fallback.consume('victim', login);
+    for (let i = 0; i < count; i++) await store.fallback.consume(`made-up-${i}`, login);
+    expect(await store.fallback.consume('victim', login)).toMatchObject({ allowed: false, retryAfterMs: 3_600_000 });
+  });
 });
