@@ -1,4 +1,4 @@
-import { BadRequestException, Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { BadRequestException, Inject, Injectable, InternalServerErrorException, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import type { RateLimitSettings } from './config/module-options.validator.js';
@@ -10,6 +10,7 @@ import { requestResponseOf, setHeaders, type RequestResponse } from './http/exec
 import { warnIfForwardedForIgnored } from './http/forwarded-for.warning.js';
 import { mostRestrictive, rateLimitHeaders, retryAfterMs, type RuleOutcome } from './http/rate-limit.headers.js';
 import { resolveRequestKey, type KeyedRequest } from './http/request-key.resolver.js';
+import { userAgentMatches } from './http/user-agent.matcher.js';
 import type { MultiDecision } from './interfaces/decision.interface.js';
 import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
 import type { RuleKey } from './interfaces/store.interface.js';
@@ -29,6 +30,8 @@ interface RouteCache {
   readonly version: number;
   readonly policies: readonly RateLimitPolicy[];
   readonly route: string;
+  /** Whether a rule is skipped or resolved per request (`skipIf`, `ignoreUserAgents`, functions of the request). */
+  readonly perRequest: boolean;
 }
 
 /**
@@ -39,6 +42,7 @@ interface RouteCache {
 @Injectable()
 export class RateLimitGuard implements CanActivate {
   private readonly routes = new WeakMap<object, Map<object, RouteCache>>();
+  private readonly logger = new Logger('RateLimit');
 
   constructor(
     protected readonly reflector: Reflector,
@@ -50,11 +54,15 @@ export class RateLimitGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     // The rules' version as read here: a reload while the trackers resolve must not let the block cache keep a refusal.
     const rulesVersion = this.policies.version;
-    const policies = this.routePolicies(context);
-    if (policies.length === 0) return true;
+    const route = this.route(context);
+    if (route.policies.length === 0) return true;
     const { request, response } = this.getRequestResponse(context);
     if (!request) return true;
     if (this.settings.skip && (await this.settings.skip(context))) return true;
+    if (this.settings.ignoreUserAgents && userAgentMatches(request, this.settings.ignoreUserAgents)) return true;
+    // A static route keeps the zero-cost path: its compiled rules as they are.
+    const policies = route.perRequest ? await this.requestPolicies(route.policies, context, request) : route.policies;
+    if (policies.length === 0) return true;
 
     const entries: RuleKey[] = new Array(policies.length);
     let ip: string | undefined;
@@ -62,7 +70,7 @@ export class RateLimitGuard implements CanActivate {
       const policy = policies[i];
       let tracker: string;
       if (policy.key.kind === 'ip') {
-        if (ip === undefined) ip = await this.getTracker(request, context);
+        if (ip === undefined) ip = await this.tracker(request, context);
         tracker = `ip:${ip}`;
       } else {
         const resolved = resolveRequestKey(policy.key, request as KeyedRequest, context);
@@ -74,11 +82,13 @@ export class RateLimitGuard implements CanActivate {
           throw new BadRequestException(`Rate limit key "${policy.key.label}" is missing from the request`);
         } else {
           // Never one shared bucket for everyone without the key: per client IP, apart from the keyed trackers.
-          if (ip === undefined) ip = await this.getTracker(request, context);
+          if (ip === undefined) ip = await this.tracker(request, context);
           tracker = `no-${policy.key.label}:ip:${ip}`;
         }
       }
-      entries[i] = { key: this.generateKey(context, tracker, policy), rule: policy.rule, cost: policy.cost };
+      const key = this.generateKey(context, tracker, policy);
+      if (typeof key !== 'string' || key === '') this.refuseUndecidable(`generateKey returned ${JSON.stringify(key)} for rule "${policy.name}", not a non-empty string`);
+      entries[i] = { key, rule: policy.rule, cost: policy.cost };
     }
 
     const result = await this.service.decide(entries, rulesVersion);
@@ -95,8 +105,12 @@ export class RateLimitGuard implements CanActivate {
     return requestResponseOf(context);
   }
 
-  /** The client identity for `key: 'ip'` and for the fallback of unresolvable keys: the client IP, IPv6 per subnet. */
-  protected getTracker(request: HttpRequestLike, _context: ExecutionContext): string | Promise<string> {
+  /**
+   * The client identity for `key: 'ip'` and for the fallback of unresolvable keys: the module's `getTracker`
+   * option when given, else the client IP, IPv6 per subnet.
+   */
+  protected getTracker(request: HttpRequestLike, context: ExecutionContext): string | Promise<string> {
+    if (this.settings.getTracker) return this.settings.getTracker(request as HttpRequestLike & Record<string, unknown>, context);
     if (this.settings.trustProxy === undefined) warnIfForwardedForIgnored(request);
     const ip = clientIp(request, this.settings.trustProxy);
     return ip ? groupIp(ip, this.settings.ipv6Subnet) : 'unknown';
@@ -105,9 +119,11 @@ export class RateLimitGuard implements CanActivate {
   /**
    * The store key of a tracker under a rule: per route unless the rule is shared. The route is
    * `Controller.handler`, behind the controller's path when it has one (`v2/users:UsersController.list`),
-   * so that two controllers of one class name in different modules keep apart.
+   * so that two controllers of one class name in different modules keep apart. The module's `generateKey`
+   * option, when given, decides instead.
    */
   protected generateKey(context: ExecutionContext, tracker: string, policy: RateLimitPolicy): string {
+    if (this.settings.generateKey) return this.settings.generateKey(context, tracker, policy.name);
     return policy.shared ? tracker : `${this.route(context).route}|${tracker}`;
   }
 
@@ -125,8 +141,39 @@ export class RateLimitGuard implements CanActivate {
     throw exception;
   }
 
-  private routePolicies(context: ExecutionContext): readonly RateLimitPolicy[] {
-    return this.route(context).policies;
+  /** The route's rules this request is subject to, each with its values: skipped rules dropped, functions resolved. */
+  private async requestPolicies(policies: readonly RateLimitPolicy[], context: ExecutionContext, request: HttpRequestLike): Promise<RateLimitPolicy[]> {
+    const applied: RateLimitPolicy[] = [];
+    for (const policy of policies) {
+      if (policy.ignoreUserAgents && userAgentMatches(request, policy.ignoreUserAgents)) continue;
+      if (policy.skipIf && (await policy.skipIf(context))) continue;
+      if (!policy.resolve) {
+        applied.push(policy);
+        continue;
+      }
+      try {
+        applied.push(await policy.resolve(context));
+      } catch (error) {
+        this.refuseUndecidable(`rule "${policy.name}" could not be resolved: ${(error as Error).message}`);
+      }
+    }
+    return applied;
+  }
+
+  /** The tracker hook's answer, which must be a non-empty string: anything else would pool clients into one bucket. */
+  private async tracker(request: HttpRequestLike, context: ExecutionContext): Promise<string> {
+    const tracker = await this.getTracker(request, context);
+    if (typeof tracker !== 'string' || tracker === '') this.refuseUndecidable(`getTracker returned ${JSON.stringify(tracker)}, not a non-empty string`);
+    return tracker;
+  }
+
+  /**
+   * A request no rule can be decided for is refused, never admitted unchecked: a 500 with a generic body (the
+   * client learns nothing of the configuration), and one log line for the operator naming what went wrong.
+   */
+  private refuseUndecidable(reason: string): never {
+    this.logger.error(`Refused a request with 500: ${reason}`);
+    throw new InternalServerErrorException();
   }
 
   private route(context: ExecutionContext): RouteCache {
@@ -145,7 +192,8 @@ export class RateLimitGuard implements CanActivate {
       handlerSkip: this.reflector.get<SkipRateLimitMetadata | undefined>(SKIP_RATE_LIMIT_METADATA, handler),
     });
     if (!perClass) this.routes.set(handler, (perClass = new Map()));
-    const entry: RouteCache = { version: this.policies.version, policies, route: path ? `${path}:${name}` : name };
+    const perRequest = policies.some((p) => p.resolve || p.skipIf || p.ignoreUserAgents);
+    const entry: RouteCache = { version: this.policies.version, policies, route: path ? `${path}:${name}` : name, perRequest };
     perClass.set(cls, entry);
     return entry;
   }

@@ -8,6 +8,7 @@ import type { FailurePolicy } from '../interfaces/rule.interface.js';
 import type { RejectionAuditOptions } from '../observability/rejection.audit.js';
 import type { CircuitBreakerOptions } from '../resilience/circuit-breaker.js';
 import { FAILURE_POLICIES } from './define-rule.js';
+import { userAgentPatterns } from './policy.compiler.js';
 
 /** The module options after validation, as the guard and the service read them. */
 export interface RateLimitSettings {
@@ -17,6 +18,9 @@ export interface RateLimitSettings {
   readonly trustProxy?: (address: string, hop: number) => boolean;
   readonly ipv6Subnet: number;
   readonly skip?: (context: ExecutionContext) => boolean | Promise<boolean>;
+  readonly ignoreUserAgents?: readonly RegExp[];
+  readonly getTracker?: RateLimitModuleOptions['getTracker'];
+  readonly generateKey?: RateLimitModuleOptions['generateKey'];
   readonly errorMessage: string | ((context: ExecutionContext, detail: RateLimitErrorDetail) => string);
   readonly clock?: Clock;
   readonly config?: RateLimitConfigReader;
@@ -38,7 +42,7 @@ const HEADER_MODES: readonly RateLimitHeadersMode[] = ['draft', 'legacy', 'both'
 const KNOWN_OPTIONS = new Set([
   'store', 'keyPrefix', 'defaultRule', 'rules', 'headers', 'trustProxy', 'ipv6Subnet', 'skip', 'errorMessage',
   'clock', 'config', 'configPath', 'refreshIntervalMs', 'failurePolicy', 'timeoutMs', 'circuitBreaker',
-  'blockCache', 'metrics', 'onDecision', 'onRejected', 'audit', 'startDegraded',
+  'blockCache', 'metrics', 'onDecision', 'onRejected', 'audit', 'startDegraded', 'ignoreUserAgents', 'getTracker', 'generateKey',
 ]);
 
 /** Validates everything but the rules and the store (compiled and created elsewhere); errors name the option. */
@@ -61,7 +65,7 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   if (typeof errorMessage !== 'string' && typeof errorMessage !== 'function') {
     throw new RateLimitConfigError('errorMessage', errorMessage, 'a string or a function (context, detail) => string');
   }
-  for (const field of ['skip', 'clock', 'onDecision', 'onRejected'] as const) {
+  for (const field of ['skip', 'clock', 'onDecision', 'onRejected', 'getTracker', 'generateKey'] as const) {
     if (options[field] !== undefined && typeof options[field] !== 'function') throw new RateLimitConfigError(field, options[field], 'a function');
   }
   if (options.config !== undefined && typeof options.config?.get !== 'function') {
@@ -113,6 +117,9 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
     trustProxy: compileTrust(options.trustProxy),
     ipv6Subnet,
     skip: options.skip,
+    ...(options.ignoreUserAgents === undefined ? {} : { ignoreUserAgents: userAgentPatterns(options.ignoreUserAgents, 'ignoreUserAgents') }),
+    getTracker: options.getTracker,
+    generateKey: options.generateKey,
     errorMessage,
     clock: options.clock,
     config: options.config,

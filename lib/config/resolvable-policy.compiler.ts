@@ -71,7 +71,7 @@ export function compileResolvablePolicy(
     return policy;
   };
   const unresolved = () =>
-    new RateLimitConfigError(path, `${fields.join(', ')} of rule "${name}" are functions of the request`, 'a rule with values here: only RateLimitGuard resolves functions of the request, RateLimitService has none');
+    new RateLimitConfigError(path, `rule "${name}" computes ${fields.join(', ')} per request`, 'a rule with values here: only RateLimitGuard resolves functions of the request, RateLimitService has none');
   return Object.freeze({
     name,
     get rule(): never {
