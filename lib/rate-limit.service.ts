@@ -48,7 +48,7 @@ export class RateLimitService {
     @Optional() @Inject(RATE_LIMIT_METRICS) private readonly metrics?: RateLimitMetrics,
     @Optional() @Inject(RATE_LIMIT_AUDIT) audit?: RejectionAudit | null,
   ) {
-    if (settings.blockCacheKeys > 0) this.blockCache = new LocalBlockCache(settings.blockCacheKeys, settings.clock);
+    if (settings.blockCacheKeys > 0) this.blockCache = new LocalBlockCache(settings.blockCacheKeys, settings.clock, settings.blockCacheBytes);
     this.observer = new DecisionObserver(settings, metrics, audit);
     this.blockCacheVersion = policies.version;
   }

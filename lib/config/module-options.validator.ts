@@ -7,6 +7,7 @@ import type { RateLimitConfigReader, RateLimitDecisionEvent, RateLimitHeadersMod
 import type { FailurePolicy } from '../interfaces/rule.interface.js';
 import type { RejectionAuditOptions } from '../observability/rejection.audit.js';
 import type { CircuitBreakerOptions } from '../resilience/circuit-breaker.js';
+import { DEFAULT_BLOCK_CACHE_BYTES, DEFAULT_BLOCK_CACHE_KEYS } from '../resilience/local-block.cache.js';
 import { FAILURE_POLICIES } from './define-rule.js';
 import { userAgentPatterns } from './policy.compiler.js';
 
@@ -33,6 +34,8 @@ export interface RateLimitSettings {
   readonly circuitBreaker: Required<CircuitBreakerOptions>;
   /** 0 = no block cache. */
   readonly blockCacheKeys: number;
+  /** Estimated bytes the block cache may hold. */
+  readonly blockCacheBytes: number;
   readonly onDecision?: (event: RateLimitDecisionEvent) => void;
   readonly onRejected?: (event: RateLimitDecisionEvent) => void;
   readonly audit?: Required<RejectionAuditOptions>;
@@ -92,8 +95,10 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   };
   if (circuitBreaker.maxOpenMs < circuitBreaker.minOpenMs) throw new RateLimitConfigError('circuitBreaker.maxOpenMs', breaker.maxOpenMs, `at least minOpenMs (${circuitBreaker.minOpenMs})`);
   const blockCache = options.blockCache ?? true;
-  if (typeof blockCache !== 'boolean' && (blockCache === null || typeof blockCache !== 'object')) throw new RateLimitConfigError('blockCache', blockCache, 'true, false or { maxKeys }');
-  const blockCacheKeys = blockCache === false ? 0 : positiveInteger((blockCache === true ? undefined : blockCache.maxKeys) ?? 10_000, 'blockCache.maxKeys');
+  if (typeof blockCache !== 'boolean' && (blockCache === null || typeof blockCache !== 'object')) throw new RateLimitConfigError('blockCache', blockCache, 'true, false or { maxKeys?, maxBytes? }');
+  const blockCacheKeys = blockCache === false ? 0 : positiveInteger((blockCache === true ? undefined : blockCache.maxKeys) ?? DEFAULT_BLOCK_CACHE_KEYS, 'blockCache.maxKeys');
+  const maxBytes = typeof blockCache === 'object' ? blockCache.maxBytes : undefined;
+  const blockCacheBytes = maxBytes === undefined ? DEFAULT_BLOCK_CACHE_BYTES : positiveInteger(maxBytes, 'blockCache.maxBytes');
   if (options.metrics !== undefined && options.metrics !== false && (options.metrics === null || typeof options.metrics !== 'object')) {
     throw new RateLimitConfigError('metrics', options.metrics, 'false or { registry?, prefix? }');
   }
@@ -109,6 +114,7 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
     startDegraded,
     circuitBreaker,
     blockCacheKeys,
+    blockCacheBytes,
     onDecision: options.onDecision,
     onRejected: options.onRejected,
     audit,

@@ -162,9 +162,10 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   circuitBreaker?: CircuitBreakerOptions;
   /**
    * Refuse a request the store refused before, in-process, until its `retryAfterMs` has passed, without a
-   * store call (guard only). `maxKeys` bounds it. @default { maxKeys: 10000 }
+   * store call (guard only). `false` turns it off; `maxKeys` and `maxBytes` bound it.
+   * @default { maxKeys: 10000, maxBytes: 4194304 }
    */
-  blockCache?: boolean | { maxKeys?: number };
+  blockCache?: boolean | BlockCacheOptions;
   /** Prometheus metrics through prom-client when it is installed; `false` turns them off. @default prom-client's global registry */
   metrics?: false | RateLimitMetricsOptions;
   /** Called after every decision (guard and service), for custom logging. @default none */
@@ -214,4 +215,16 @@ export interface RateLimitModuleExtras {
   isGlobal?: boolean;
   /** Register `RateLimitGuard` as `APP_GUARD`: every route is limited by the default rule. @default false */
   globalGuard?: boolean;
+}
+
+/** Bounds of the local block cache; past either one, the oldest refusals are dropped first. */
+export interface BlockCacheOptions {
+  /** Most refusals kept. @default 10000 */
+  maxKeys?: number;
+  /**
+   * Most heap the cached refusals may take, in bytes, as estimated: 2 bytes per character of the request's
+   * signature (rule names, keys, costs; a key over 128 characters counts as its 44-character digest) plus
+   * 240 bytes per refusal and 160 per rule in it (about 8,000 one-rule refusals). @default 4194304 (4 MiB)
+   */
+  maxBytes?: number;
 }
