@@ -12,6 +12,8 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
+  // The compat fixtures' own tests run inside their sandboxes, under the fixture's jest config.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/compat/fixtures/'],
   modulePathIgnorePatterns: ['<rootDir>/test/compat/.tmp', '<rootDir>/dist'],
   globalSetup: '<rootDir>/test/support/global-setup.js',
   testTimeout: 30000,

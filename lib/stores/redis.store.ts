@@ -1,5 +1,5 @@
 import calculateSlot from 'cluster-key-slot';
-import type { Cluster, Redis, Result } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
 import { throttle, type ThrottleReply } from '../algorithms/gcra.throttle.js';
 import type { Clock } from '../interfaces/clock.interface.js';
@@ -9,12 +9,12 @@ import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import { loadCombinedScript, loadScript } from './lua-script.loader.js';
 import { expandDecisions, planRules, toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
 
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    /** One of the rate-limit scripts (see lua/*.lua); registered by RedisStore with defineCommand. */
-    [command: `rateLimit${string}`]: (numberOfKeys: number, ...args: (string | number)[]) => Result<number[], Context>;
-  }
-}
+/**
+ * The rate-limit scripts (see lua/*.lua) as RedisStore registers them with defineCommand. A local view, not a
+ * `declare module 'ioredis'` augmentation: that would ship in the declarations, where an app compiling both the
+ * ES-module and the CommonJS declarations (a .mts and a .cts file) saw it twice (TS2374).
+ */
+type ScriptCommands = Record<`rateLimit${string}`, (numberOfKeys: number, ...args: (string | number)[]) => Promise<number[]>>;
 
 export interface RedisStoreOptions {
   /** Prefix of every key: `<prefix>:<rule>:<algorithm>:{<tracker>}`. Must not contain `{` or `}`. @default 'rl' */
@@ -182,7 +182,7 @@ export class RedisStore implements RateLimitStore {
    */
   private async send(script: `rateLimit${string}`, keys: string[], argv: (string | number)[]): Promise<number[]> {
     try {
-      return await this.client[script](keys.length, ...keys, ...argv);
+      return await (this.client as unknown as ScriptCommands)[script](keys.length, ...keys, ...argv);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
       return (await this.client.eval(this.sources.get(script)!, keys.length, ...keys, ...argv)) as number[];

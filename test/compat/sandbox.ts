@@ -58,13 +58,20 @@ export function packedTarball(): string {
 
 /** Runs `npm pack` in `dir` into `destination`; returns the tarball's file name. */
 export function npmPack(dir: string, destination: string, extraArgs: string[] = []): string {
-  const stdout = execFileSync('npm', ['pack', '--json', '--pack-destination', destination, ...extraArgs], {
-    cwd: dir,
-    encoding: 'utf8',
-    env: { ...process.env, NODE_OPTIONS: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  let stdout: string;
+  try {
+    stdout = execFileSync('npm', ['pack', '--json', '--pack-destination', destination, ...extraArgs], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  } catch (error) {
+    // tsc reports on stdout: without it, a failed prepack build would say only "command failed".
+    const { stdout: out, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`npm pack failed in ${dir}\n--- stdout ---\n${out ?? ''}\n--- stderr ---\n${stderr ?? ''}`);
+  }
   // Lifecycle scripts (prepack) print to stdout before the JSON report.
   const [report] = JSON.parse(stdout.slice(stdout.indexOf('\n[') + 1 || 0)) as { filename: string }[];
   return report.filename;
@@ -110,8 +117,8 @@ export interface FixtureRun<T> {
 }
 
 /** Runs `node <entry>` in the sandbox and parses the last JSON line of its stdout. */
-export async function runFixture<T>(dir: string, entry: string, timeoutMs = 20_000): Promise<FixtureRun<T>> {
-  const { stdout, stderr } = await runNode(dir, [entry], { timeoutMs });
+export async function runFixture<T>(dir: string, entry: string, timeoutMs = 20_000, env: Record<string, string> = {}): Promise<FixtureRun<T>> {
+  const { stdout, stderr } = await runNode(dir, [entry], { timeoutMs, env });
   const line = stdout.trim().split('\n').filter(Boolean).pop();
   try {
     return { report: JSON.parse(line ?? '') as T, stdout, stderr };
