@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post, type INestApplication } from '@nestjs/common';
+import { Body, Catch, Controller, Get, HttpCode, HttpException, Param, Post, type ArgumentsHost, type ExceptionFilter, type INestApplication } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
 import { Registry } from 'prom-client';
 import request from 'supertest';
 import { RateLimitExceededException, RateLimitModule, RateLimitService, type RateLimitHeadersMode } from '../../lib/index.js';
@@ -47,6 +48,21 @@ class AccountController {
 }
 
 const rule = (limit: number, window: string) => ({ limit, window, algorithm: 'sliding-log' as const });
+
+/** An app's own catch-all filter with a uniform error body, as many apps have. */
+@Catch()
+class AppErrorsFilter implements ExceptionFilter {
+  static seen: unknown[] = [];
+  catch(exception: unknown, host: ArgumentsHost): void {
+    AppErrorsFilter.seen.push(exception);
+    const status = exception instanceof HttpException ? exception.getStatus() : 500;
+    const response = host.switchToHttp().getResponse<{ status?: (code: number) => { json(body: unknown): void }; code?: (code: number) => { send(body: unknown): void } }>();
+    const body = { error: status };
+    // Express's response, or Fastify's reply.
+    if (typeof response.code === 'function') response.code(status).send(body);
+    else response.status!(status).json(body);
+  }
+}
 const storeOption = useStoreOptions();
 
 describe.each(PLATFORMS)('a 429 thrown by business code on %s', (platform) => {
@@ -55,7 +71,7 @@ describe.each(PLATFORMS)('a 429 thrown by business code on %s', (platform) => {
     let clock: ManualClock;
     let registry: Registry;
 
-    async function start(headers: RateLimitHeadersMode = 'draft') {
+    async function start(headers: RateLimitHeadersMode = 'draft', providers: object[] = []) {
       clock = new ManualClock();
       registry = new Registry();
       app = await startApp(platform, {
@@ -72,6 +88,7 @@ describe.each(PLATFORMS)('a 429 thrown by business code on %s', (platform) => {
           }),
         ],
         controllers: [AccountController],
+        providers,
       });
       return app.getHttpServer();
     }
@@ -142,6 +159,15 @@ describe.each(PLATFORMS)('a 429 thrown by business code on %s', (platform) => {
       await request(server).post('/login').send({ username: 'alice', password: 'right' }).expect(429);
       expect(await rejected('login-user')).toBe(2);
       expect(await rejected('login-ip')).toBe(0);
+    });
+
+    it('leaves a 429 from business code to the app\'s own catch-all filter, with Retry-After and the refusing rule\'s fields', async () => {
+      AppErrorsFilter.seen = [];
+      const refused = await exhaustReports(await start('draft', [{ provide: APP_FILTER, useClass: AppErrorsFilter }]));
+      expect(refused.body).toEqual({ error: 429 });
+      expect(AppErrorsFilter.seen).toHaveLength(1);
+      expect(refused.headers['retry-after']).toBe('40');
+      expect(refused.headers['ratelimit-policy']).toBe('"reports";q=2;w=60');
     });
 
     it('counts an enforce refusal once, not again when it reaches the client', async () => {

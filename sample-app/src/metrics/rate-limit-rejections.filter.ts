@@ -5,8 +5,7 @@ import { MetricsRegistry } from './metrics.registry.js';
 /**
  * Sees every 429, whether the guard refused the request or business code did (failed logins, SMS codes): a
  * guard throws before any interceptor runs, so a filter is the one place both pass through. It extends the
- * library's filter, which answers the 429 with Retry-After and the rate-limit headers: an app-wide filter for
- * the same exception would otherwise take its place.
+ * library's filter, which answers the 429 with Retry-After and the rate-limit headers of the refusing rules.
  */
 @Catch(RateLimitExceededException)
 export class RateLimitRejectionsFilter extends RateLimitExceptionFilter {
