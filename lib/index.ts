@@ -12,8 +12,11 @@ export type {
   RateLimitKeyFunction,
   RateLimitModuleExtras,
   RateLimitModuleOptions,
+  RateLimitNamedPolicyOptions,
   RateLimitPolicyOptions,
   RateLimitRulesConfig,
+  RateLimitSkipIf,
+  Resolvable,
 } from './interfaces/rate-limit-options.interface.js';
 export type { KeySpec, RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
 
@@ -25,6 +28,7 @@ export { RateLimitGuard, type RateLimitRejection } from './rate-limit.guard.js';
 export { RateLimitService, type RuleRef, type RuleRefEntry } from './rate-limit.service.js';
 export { RateLimitExceededException, type RateLimitExceededBody } from './rate-limit.exception.js';
 export { RateLimitExceptionFilter } from './http/rate-limit-exception.filter.js';
+export { RateLimitRefusalInterceptor } from './http/rate-limit-refusal.interceptor.js';
 export type { RateLimitErrorDetail } from './interfaces/rate-limit-error-detail.interface.js';
 export { RateLimit } from './decorators/rate-limit.decorator.js';
 export { SkipRateLimit } from './decorators/skip-rate-limit.decorator.js';
@@ -46,6 +50,7 @@ export { defineRule, maxCost } from './config/define-rule.js';
 export { MAX_SLIDING_LOG_LIMIT, MAX_WINDOW_MS } from './config/define-rule.js';
 export { parseDuration } from './config/duration.parser.js';
 export { RateLimitConfigError } from './config/rate-limit-config.error.js';
+export { RateLimitResolveError } from './config/resolvable-policy.compiler.js';
 export { ruleKeys, trackerSegment } from './keys/key.builder.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory.store.js';
 export { RateLimitDeadlineError, RedisStore, type RedisStoreOptions } from './stores/redis.store.js';

@@ -62,7 +62,10 @@ export class RateLimitConfigWatcher implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-/** Config objects are mutated in place by `set()`, so changes are detected on a serialised copy. */
+/**
+ * Config objects are mutated in place by `set()`, so changes are detected on a serialised copy; a RegExp
+ * (`ignoreUserAgents`) is written as its source, which JSON alone would write as `{}` whatever it matches.
+ */
 function snapshot(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'function' ? `[function ${(v as () => void).name}]` : v)) ?? '';
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'function' ? `[function ${(v as () => void).name}]` : v instanceof RegExp ? String(v) : v)) ?? '';
 }

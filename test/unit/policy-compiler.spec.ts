@@ -1,5 +1,5 @@
 import { compilePolicy, compileRules } from '../../lib/config/policy.compiler.js';
-import { RateLimitConfigError } from '../../lib/index.js';
+import { RateLimitConfigError, RateLimitPolicies } from '../../lib/index.js';
 
 describe('compilePolicy', () => {
   it('splits the guard fields from the rule and applies their defaults', () => {
@@ -87,5 +87,35 @@ describe('compileRules with several default rules', () => {
 
   it('names the index of a bad field inside a list of default rules', () => {
     expect(() => compileRules({ defaultRule: [headline[0], { name: 'medium', limit: 'many', window: '10s' }] }, 'rateLimit')).toThrow(/"rateLimit\.defaultRule\[1\]\.limit": "many"/);
+  });
+});
+
+describe('RateLimitPolicies with several default rules from ConfigService', () => {
+  const fromConfig = { defaultRule: [{ name: 'short', limit: '3', window: '1s' }, { name: 'long', limit: '100', window: '1m' }] };
+
+  it('reads a list of default rules from config data, strings included, in place of the code\'s default rule', () => {
+    const policies = new RateLimitPolicies({ defaultRule: { limit: 10, window: '1m' } }, fromConfig, 'rateLimit');
+    expect(policies.defaults.map((p) => `${p.name}:${p.rule.limit}`)).toEqual(['short:3', 'long:100']);
+    expect(policies.get('long')?.rule.windowMs).toBe(60_000);
+  });
+
+  it('replaces the default rules on a config reload and bumps the version', () => {
+    const policies = new RateLimitPolicies({}, fromConfig, 'rateLimit');
+    policies.replaceFromConfig({ defaultRule: [{ name: 'short', limit: 5, window: '1s' }] }, 'rateLimit');
+    expect([policies.version, policies.defaults.map((p) => `${p.name}:${p.rule.limit}`)]).toEqual([1, ['short:5']]);
+  });
+
+  it('refuses a reload whose default rule takes the name of a rule of the code, keeping the rules in force', () => {
+    const policies = new RateLimitPolicies({ rules: { login: { limit: 5, window: '1m' } } }, fromConfig, 'rateLimit');
+    expect(() => policies.replaceFromConfig({ defaultRule: [{ name: 'login', limit: 1, window: '1s' }] }, 'rateLimit')).toThrow(
+      expect.objectContaining({ field: 'rateLimit.defaultRule[0].name', value: 'login' }),
+    );
+    expect(policies.defaults.map((p) => p.name)).toEqual(['short', 'long']);
+  });
+
+  it('refuses a reload that drops a default rule a decorator refers to', () => {
+    const policies = new RateLimitPolicies({}, fromConfig, 'rateLimit');
+    policies.require(['long']);
+    expect(() => policies.replaceFromConfig({ defaultRule: [{ name: 'short', limit: 3, window: '1s' }] }, 'rateLimit')).toThrow(RateLimitConfigError);
   });
 });

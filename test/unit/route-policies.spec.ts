@@ -147,3 +147,30 @@ describe('resolveRoutePolicies with several default rules', () => {
     expect(namesOf('longPerUser')).toEqual(['short:3:ip', 'medium:20:ip', 'long:100:user']);
   });
 });
+
+describe('resolveRoutePolicies with request-dependent rules', () => {
+  const tiered = new RateLimitPolicies({
+    rules: { tiered: { limit: async () => 5, window: '1m' }, upload: { limit: 10, window: '1m' } },
+  });
+
+  class Files {
+    @RateLimit({ name: 'tiered', key: 'user' })
+    perUser() {}
+    @RateLimit({ name: 'upload', cost: () => 4 })
+    upload() {}
+  }
+
+  const only = (method: keyof Files) =>
+    resolveRoutePolicies(tiered, { route: `Files.${method}`, handlerEntries: Reflect.getMetadata(RATE_LIMIT_METADATA, Files.prototype[method]) })[0];
+
+  it('keeps a request-dependent rule request-dependent where a decorator overrides its key', async () => {
+    const policy = only('perUser');
+    expect(policy.key.label).toBe('user');
+    expect((await policy.resolve!({} as never)).rule.limit).toBe(5);
+  });
+
+  it('makes a configured rule request-dependent where a decorator gives it a cost function', async () => {
+    const resolved = await only('upload').resolve!({} as never);
+    expect([resolved.rule.limit, resolved.cost]).toEqual([10, 4]);
+  });
+});
