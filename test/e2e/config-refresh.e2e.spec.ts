@@ -61,7 +61,8 @@ describe.each(PLATFORMS)('rules from ConfigService on %s', (platform) => {
   it.each([
     ['2', '1m', '"login";q=2;w=60'],
     ['100', '90s', '"login";q=100;w=90'],
-    ['5', '60000', '"login";q=5;w=60'],
+    ['5', '60000ms', '"login";q=5;w=60'],
+    ['5', '2 minutes', '"login";q=5;w=120'],
   ])('parses the env var strings limit %j and window %j', async (limit, window, policy) => {
     env = withEnv({ [ENV_LIMIT]: limit, [ENV_WINDOW]: window });
     const { server } = await start();
