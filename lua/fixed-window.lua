@@ -5,6 +5,8 @@
   The counter holds the window's end and the count in one integer, end + count (end in µs is a multiple of the
   window and count < window in µs, so both read back exactly). That keeps the key an int-encoded string, the
   cheapest Redis value, and lets an injected clock, not Redis's key expiry, decide when a window is over.
+  The key's name carries the window (key.builder.ts): a live change of it starts afresh; a lowered limit reads
+  the count as it is (0 remaining until the window ends).
 
   KEYS[2i-1]  counter of rule i: window end (µs since the epoch) + units admitted in the window
   KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout started

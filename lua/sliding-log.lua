@@ -5,6 +5,8 @@
   Fixes of the seed articles' script: the check comes before anything is recorded, so a refused request records
   nothing; members are per-key sequence numbers, unique even for requests in the same microsecond; times are in
   microseconds and the key's expiry, in milliseconds, is exactly the window.
+  Timestamps read correctly under any live change of window or limit (a longer window sees only the entries the
+  old one still held).
 
   The layout of KEYS and ARGV is the driver's (includes/driver.lua), shared by every algorithm:
   KEYS[2i-1]  sorted set of rule i: score = time of a unit (µs since the epoch), member = sequence number

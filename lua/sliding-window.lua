@@ -11,6 +11,9 @@
   are met. To keep the hash small, a field holds the cell number minus a base kept in field 'b' (set when the
   hash is created, moved when offsets grow past 32767): small integers pack into a few bytes each, where
   13-digit timestamps took 8.
+  The key's name carries the cell length (key.builder.ts): a live change of it starts afresh; a new window or
+  limit with the same cell length reads the cells correctly (a longer window sees only the cells the key still
+  held: it expires when its newest cell leaves the old window).
 
   KEYS[2i-1]  hash of rule i: field 'b' = base cell number; field <offset> = count of cell (base + offset)
   KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout started

@@ -12,10 +12,11 @@ import { expiryAfter, type MemoryEntry } from './algorithm.interface.js';
 export type Instant = number | [us: number, fraction: number];
 
 /**
- * Largest capacity (token bucket: limit × interval; GCRA: burst × interval) in units of 1/d µs. A quarter of
- * MAX_SAFE_INTEGER, so that a debt plus a request's cost, and a stored debt read back under the same d, stay exact.
+ * Largest capacity (token bucket: limit × interval; GCRA: burst × interval) in units of 1/d µs: a third of
+ * MAX_SAFE_INTEGER (about 3.0e15), since the largest number computed is under 3 × capacity (a full debt plus a
+ * request of at most the capacity, plus one interval inside idiv), so every one is exact.
  */
-export const MAX_EXACT_UNITS = Math.floor(Number.MAX_SAFE_INTEGER / 4);
+export const MAX_EXACT_UNITS = Math.floor(Number.MAX_SAFE_INTEGER / 3);
 
 /** ⌊a / b⌋ for integers a >= 0, b > 0, exact even where the float quotient rounds up to the next integer. */
 export function idiv(a: number, b: number): number {

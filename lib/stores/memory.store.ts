@@ -106,8 +106,11 @@ export class MemoryStore implements RateLimitStore {
       blocked[i] = left > 0;
       let result: CheckResult;
       if (blocked[i]) {
-        // The algorithm is asked too, writing nothing: the wait reported must also be enough to pass it then.
-        const [, , reset, retry] = this.check(r, now, false);
+        // The algorithm is asked too, writing nothing: the wait reported must also be enough to pass it then. If
+        // it would pass, its state is reported as it is, not as it would be after a charge that is not made.
+        let own = this.check(r, now, false);
+        if (own[0]) own = this.check({ ...r, cost: 0 }, now, false);
+        const [, , reset, retry] = own;
         result = [false, 0, Math.max(reset, left), retry < 0 ? -1 : Math.max(retry, left)];
       } else {
         result = this.check(r, now, writeNow);

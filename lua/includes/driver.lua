@@ -51,6 +51,10 @@ for i, r in ipairs(rules) do
     if left and left > 0 then
       -- The algorithm is asked too, writing nothing: the wait reported must also be enough to pass it then.
       local own = { r.algorithm.check(r, now, r.cost, false) }
+      if own[1] then
+        -- It would pass: report its state as it is, not as it would be after a charge that is not made.
+        own = { r.algorithm.check(r, now, 0, false) }
+      end
       d = { false, 0, math.max(own[3], left), own[4] < 0 and -1 or math.max(own[4], left), blocked = true }
     end
   end
