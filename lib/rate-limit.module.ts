@@ -1,11 +1,12 @@
 import { Inject, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
+import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import { RateLimitConfigWatcher, readRulesConfig } from './config/config.watcher.js';
 import { validateModuleOptions, type RateLimitSettings } from './config/module-options.validator.js';
 import { RateLimitConfigError } from './config/rate-limit-config.error.js';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import { RateLimitRoutesChecker } from './decorators/route-rules.checker.js';
-import { RateLimitExceptionFilter } from './http/rate-limit-exception.filter.js';
+import { RateLimitRefusalInterceptor } from './http/rate-limit-refusal.interceptor.js';
+import { UpgradeRequestsWatcher } from './http/upgrade-requests.js';
 import type { RateLimitModuleOptions } from './interfaces/rate-limit-options.interface.js';
 import { createMetrics, type RateLimitMetrics } from './observability/rate-limit.metrics.js';
 import { RejectionAudit } from './observability/rejection.audit.js';
@@ -80,8 +81,10 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
     RateLimitGuard,
     RateLimitConfigWatcher,
     RateLimitRoutesChecker,
-    // Every 429 the library produces, from the guard or from business code, gets Retry-After and headers.
-    { provide: APP_FILTER, useClass: RateLimitExceptionFilter },
+    // WebSocket messages keyed by client IP need the proxy headers of their upgrade request.
+    UpgradeRequestsWatcher,
+    // A 429 thrown by business code gets Retry-After and headers (the guard sets its own), whatever filter answers it.
+    { provide: APP_INTERCEPTOR, useClass: RateLimitRefusalInterceptor },
   ],
   exports: [RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_AUDIT, RateLimitPolicies, RateLimitService, RateLimitGuard, RateLimitConfigWatcher],
 })

@@ -1,5 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { HttpRequestLike } from './client-ip.js';
+import { upgradeRequestOf } from './upgrade-requests.js';
 
 /** The request and response (or reply) of a context; `request` is undefined for contexts the guard cannot read. */
 export interface RequestResponse {
@@ -10,7 +11,8 @@ export interface RequestResponse {
 /**
  * HTTP: Express or Fastify objects. GraphQL: `req` / `res` (Apollo) or `reply` (Mercurius) of the GraphQL
  * context, the third resolver argument; without `res`, Express's `req.res`. WebSocket: a request-like object
- * holding the client's address and handshake headers (ws and socket.io clients). Anything else: no request.
+ * holding the client's address and handshake headers (socket.io's handshake; for ws, the upgrade request when it
+ * came through the app's HTTP server, else the socket's address alone). Anything else: no request.
  */
 export function requestResponseOf(context: ExecutionContext): RequestResponse {
   const type = context.getType<string>();
@@ -31,9 +33,20 @@ export function requestResponseOf(context: ExecutionContext): RequestResponse {
 
 function wsRequest(client: Record<string, any> | undefined): RequestResponse['request'] {
   if (!client) return undefined;
-  // socket.io keeps the handshake; the ws library keeps the socket on a private field and the upgrade request nowhere.
-  const ip: string | undefined = client.handshake?.address ?? client.conn?.remoteAddress ?? client._socket?.remoteAddress ?? client.upgradeReq?.socket?.remoteAddress;
-  return { ip, headers: client.handshake?.headers ?? client.upgradeReq?.headers ?? {}, user: client.user ?? client.data?.user };
+  const user = client.user ?? client.data?.user;
+  // socket.io keeps the handshake: the connection's address and the upgrade request's headers.
+  const handshake = client.handshake;
+  if (handshake) return socketRequest(handshake.address ?? client.conn?.remoteAddress, handshake.headers, user);
+  // The ws library keeps only the socket; the upgrade request is known when it came through the app's HTTP server.
+  const upgrade = upgradeRequestOf(client._socket) ?? client.upgradeReq;
+  if (upgrade) return socketRequest(upgrade.socket?.remoteAddress, upgrade.headers, user);
+  // A gateway on its own port: the socket's address is all there is.
+  return socketRequest(client._socket?.remoteAddress, undefined, user);
+}
+
+/** A request-like object on which `clientIp` applies `trustProxy` exactly as on HTTP (proxy-addr reads `socket` and `headers`). */
+function socketRequest(address: string | undefined, headers: HttpRequestLike['headers'], user: unknown): RequestResponse['request'] {
+  return { ip: address, socket: { remoteAddress: address }, headers: headers ?? {}, user };
 }
 
 /** Sets headers on an Express response, a Fastify reply, or a raw Node response. */
