@@ -105,7 +105,7 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
    * @default 'memory'
    */
   store?: 'memory' | string | Redis | Cluster | RedisOptions | RateLimitClusterOptions | RateLimitStore;
-  /** Prefix of every key the store writes: `<prefix>:<rule>:<algorithm>:{<tracker>}`. @default 'rl' */
+  /** Prefix of every key the store writes: `<prefix>:<rule>:<tag>:{<tracker>}` (see keys/key.builder.ts). @default 'rl' */
   keyPrefix?: string;
   /** Rate-limit headers on every guarded HTTP response. @default 'draft' */
   headers?: RateLimitHeadersMode;

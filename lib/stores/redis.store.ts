@@ -17,7 +17,7 @@ import { expandDecisions, planRules, toDecision, type PlannedRule, type StoreOp 
 type ScriptCommands = Record<`rateLimit${string}`, (numberOfKeys: number, ...args: (string | number)[]) => Promise<number[]>>;
 
 export interface RedisStoreOptions {
-  /** Prefix of every key: `<prefix>:<rule>:<algorithm>:{<tracker>}`. Must not contain `{` or `}`. @default 'rl' */
+  /** Prefix of every key: `<prefix>:<rule>:<tag>:{<tracker>}` (see keys/key.builder.ts). Must not contain `{` or `}`. @default 'rl' */
   keyPrefix?: string;
   /** Time source in ms since the epoch. @default Redis's own clock (`TIME`, read inside the script) */
   clock?: Clock;
