@@ -13,14 +13,18 @@ import { PLATFORMS, type Platform } from './support/http-app.js';
 
 const ONE_PER_MINUTE = defineRule({ limit: 1, window: '1m' }, 'default');
 
-@WebSocketGateway()
-class EchoGateway {
-  @SubscribeMessage('ping')
-  @RateLimit('1m', 1)
-  @UseGuards(RateLimitGuard)
-  ping(@MessageBody() data: unknown) {
-    return { event: 'pong', data };
+/** A gateway with one handler limited to 1 message a minute, on the app's HTTP server or on a port of its own. */
+function limitedGateway(port?: number) {
+  @WebSocketGateway(port)
+  class EchoGateway {
+    @SubscribeMessage('ping')
+    @RateLimit('1m', 1)
+    @UseGuards(RateLimitGuard)
+    ping(@MessageBody() data: unknown) {
+      return { event: 'pong', data };
+    }
   }
+  return EchoGateway;
 }
 
 @Controller()
@@ -55,7 +59,7 @@ describe.each(PLATFORMS)('WebSocket clients behind a proxy (platform-ws on %s)',
   async function start(options: RateLimitModuleOptions, metadata: { gateway?: boolean } = { gateway: true }): Promise<number> {
     const moduleRef = await Test.createTestingModule({
       imports: [RateLimitModule.forRoot({ clock: new ManualClock().now, ...options })],
-      providers: metadata.gateway ? [EchoGateway] : [],
+      providers: metadata.gateway ? [limitedGateway()] : [],
       controllers: [PlainController],
     }).compile();
     app = moduleRef.createNestApplication(platform === 'express' ? new ExpressAdapter() : new FastifyAdapter(), { logger: false });
@@ -133,18 +137,9 @@ describe('a gateway on its own port', () => {
 
   it('counts by the socket address even with trustProxy, since the upgrade request is out of reach', async () => {
     const port = await freePort();
-    @WebSocketGateway(port)
-    class Gateway {
-      @SubscribeMessage('ping')
-      @RateLimit('1m', 1)
-      @UseGuards(RateLimitGuard)
-      ping(@MessageBody() data: unknown) {
-        return { event: 'pong', data };
-      }
-    }
     const moduleRef = await Test.createTestingModule({
       imports: [RateLimitModule.forRoot({ clock: new ManualClock().now, trustProxy: 'loopback' })],
-      providers: [Gateway],
+      providers: [limitedGateway(port)],
     }).compile();
     app = moduleRef.createNestApplication(new ExpressAdapter(), { logger: false });
     app.useWebSocketAdapter(new WsAdapter(app));
