@@ -47,10 +47,13 @@ describe(`${PROCESSES} processes x ${CALLS} concurrent calls on one key, limit $
     const children = Array.from({ length: PROCESSES }, () =>
       spawn(process.execPath, [HAMMER, redis.url, prefix, algorithm, String(CALLS), String(LIMIT), now], { stdio: ['pipe', 'pipe', 'inherit'] }),
     );
+    // Each child closes its client and exits after its answer: the server must outlive them (afterAll stops it).
+    const exits = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
     const outputs = children.map(lines);
     for (const out of outputs) expect((await out.next()).value).toBe('ready');
     for (const child of children) child.stdin!.write('go\n');
     const admitted = await Promise.all(outputs.map(async (out) => JSON.parse((await out.next()).value).admitted as number));
+    await Promise.all(exits);
     expect(admitted.reduce((a, b) => a + b, 0)).toBe(LIMIT);
     // The processes really overlapped: more than one got a share (on a loaded machine one may start last and get none).
     expect(admitted.filter((n) => n > 0).length).toBeGreaterThan(1);
