@@ -32,6 +32,7 @@ class KeyNode implements MemoryEntry<unknown> {
   younger: KeyNode = this;
   /** Toward the old end (the list's sentinel from the oldest). */
   older: KeyNode = this;
+  /** The list it is on, or DETACHED when it is not stored (never written, dropped, or cleared). */
   list = DETACHED;
   constructor(readonly key: string) {}
 }
