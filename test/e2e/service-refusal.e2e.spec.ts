@@ -1,4 +1,4 @@
-import { Body, Catch, Controller, Get, HttpCode, HttpException, Param, Post, type ArgumentsHost, type ExceptionFilter, type INestApplication } from '@nestjs/common';
+import { Body, Catch, Controller, Get, HttpCode, HttpException, Param, Post, type ArgumentsHost, type ExceptionFilter, type INestApplication, type Provider } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { Registry } from 'prom-client';
 import request from 'supertest';
@@ -71,7 +71,7 @@ describe.each(PLATFORMS)('a 429 thrown by business code on %s', (platform) => {
     let clock: ManualClock;
     let registry: Registry;
 
-    async function start(headers: RateLimitHeadersMode = 'draft', providers: object[] = []) {
+    async function start(headers: RateLimitHeadersMode = 'draft', providers: Provider[] = []) {
       clock = new ManualClock();
       registry = new Registry();
       app = await startApp(platform, {
