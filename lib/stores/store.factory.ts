@@ -125,8 +125,21 @@ class RateLimitCluster extends Cluster {
   }
 }
 
+// One wait per node at a time: 'refresh' fires again and again while a master fails over, and each wait used to
+// put three more listeners on a node that was not ready yet.
+const waiting = new WeakMap<Redis, Promise<void>>();
+
 function nodeReady(node: Redis, timeoutMs: number): Promise<void> {
   if (node.status === 'ready') return Promise.resolve();
+  let wait = waiting.get(node);
+  if (!wait) {
+    wait = waitForNode(node, timeoutMs).finally(() => waiting.delete(node));
+    waiting.set(node, wait);
+  }
+  return wait;
+}
+
+function waitForNode(node: Redis, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
