@@ -2,8 +2,9 @@ import { maxCost } from '../config/define-rule.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { FailurePolicy, RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
-import { validateCall } from '../stores/call.validator.js';
+import { checkEntry } from '../stores/call.validator.js';
 import type { MemoryStore } from '../stores/memory.store.js';
+import { planRules } from '../stores/store.plan.js';
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitState } from './circuit-breaker.js';
 
 export interface ResilientStoreOptions {
@@ -51,7 +52,7 @@ export class ResilientStore implements RateLimitStore {
   }
 
   async consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    validateCall([{ key, rule }], cost, 'consume');
+    checkEntry(key, rule, cost, 'consume');
     return this.guarded(
       'consume',
       () => this.primary.consume(key, rule, cost),
@@ -61,7 +62,8 @@ export class ResilientStore implements RateLimitStore {
   }
 
   async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
-    validateCall(entries, cost, 'consume');
+    // Every entry, and what only a whole call shows (repeats adding up past a limit, one name with two definitions).
+    planRules('', entries, cost, 'consume');
     return this.guarded(
       'consumeAll',
       () => this.primary.consumeAll(entries, cost),
@@ -75,7 +77,7 @@ export class ResilientStore implements RateLimitStore {
   }
 
   async peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    validateCall([{ key, rule }], cost, 'peek');
+    checkEntry(key, rule, cost, 'peek');
     return this.guarded(
       'peek',
       () => this.primary.peek(key, rule, cost),
@@ -85,7 +87,7 @@ export class ResilientStore implements RateLimitStore {
   }
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
-    validateCall([{ key, rule }], cost, 'refund');
+    checkEntry(key, rule, cost, 'refund');
     return this.guarded(
       'refund',
       () => this.primary.refund(key, rule, cost),
@@ -95,14 +97,14 @@ export class ResilientStore implements RateLimitStore {
   }
 
   async reset(key: string, rule: RateLimitRule): Promise<void> {
-    validateCall([{ key, rule }], 0, 'peek');
+    checkEntry(key, rule, 0, 'peek');
     // What the fallback counted while Redis was away must not outlive a reset either.
     await this.fallback.reset(key, rule);
     await this.guarded('reset', () => this.primary.reset(key, rule), async () => undefined, [rule]);
   }
 
   /**
-   * Calls are validated before they get here (`validateCall`), so what the primary throws is its failure, decided
+   * Calls are checked before they get here (`checkEntry`, `planRules`), so what the primary throws is its failure, decided
    * by the failure policy; every call let through ends in the breaker's success, failure or release.
    */
   private async guarded<T>(op: string, call: () => Promise<T>, degrade: (policy: FailurePolicy) => T | Promise<T>, rules: readonly RateLimitRule[]): Promise<T> {

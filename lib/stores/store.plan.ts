@@ -5,6 +5,7 @@ import type { Decision, MultiDecision } from '../interfaces/decision.interface.j
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
 import { ruleKeys, trackerSegment, type RuleKeys } from '../keys/key.builder.js';
+import { checkEntry } from './call.validator.js';
 import { RateLimitCostError } from './rate-limit-cost.error.js';
 
 export type StoreOp = 'consume' | 'peek' | 'refund';
@@ -42,14 +43,7 @@ export function planRules(prefix: string, entries: readonly RuleKey[], defaultCo
 
 function planEntry(prefix: string, { key, rule, cost: own }: RuleKey, defaultCost: number, op: StoreOp): PlannedRule {
   const cost = own ?? defaultCost;
-  const min = op === 'peek' ? 0 : 1;
-  if (!Number.isSafeInteger(cost) || cost < min) {
-    throw new RateLimitCostError(`Invalid cost ${String(cost)}: expected an integer of ${min} or more`);
-  }
-  if (typeof key !== 'string') throw new TypeError(`Invalid tracker key ${String(key)}: expected a string`);
-  if (op !== 'refund' && cost > maxCost(rule)) {
-    throw new RateLimitCostError(`Cost ${cost} exceeds what rule "${rule.name}" can ever admit (${maxCost(rule)}): it would be refused forever`);
-  }
+  checkEntry(key, rule, cost, op);
   const definition = ALGORITHM_DEFINITIONS[rule.algorithm];
   return {
     rule,

@@ -101,6 +101,18 @@ describe('ResilientStore', () => {
     });
   });
 
+  it('throws a consumeAll naming one rule with two definitions before the breaker is asked, leaving a probe for the next call', async () => {
+    const { store, primary } = make('closed');
+    primary.mode = 'reject';
+    await store.consume('k', rule);
+    await store.consume('k', rule);
+    primary.mode = 'ok';
+    store.breaker.probeNow();
+    const other = defineRule({ limit: 5, window: '1m' }, 'r');
+    await expect(store.consumeAll([{ key: 'k', rule }, { key: 'k', rule: other }])).rejects.toThrow(/different definitions/);
+    expect(await store.consume('k', rule)).not.toHaveProperty('degraded');
+  });
+
   it('ends a probe on which the primary throws a caller error of its own, so the next call probes', async () => {
     const { store, primary } = make('closed');
     primary.mode = 'reject';
