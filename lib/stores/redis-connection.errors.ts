@@ -22,10 +22,13 @@ export class RedisConnectionErrors {
   private collected?: Error[];
 
   constructor(client: Redis | Cluster) {
-    client.on('error', (error: Error) => {
+    const record = (error: Error) => {
       this.last = error;
       this.collected?.push(error);
-    });
+    };
+    client.on('error', record);
+    // A Cluster's own error only says it could not refresh its slots; each node's says why (WRONGPASS...).
+    if (client.isCluster) client.on('node error', record);
   }
 
   /** Starts keeping every error reported from now on (at start-up, to find the one a failed connect hides). */
