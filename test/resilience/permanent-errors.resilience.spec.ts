@@ -2,6 +2,7 @@ import { Controller, Get, type INestApplication, type LoggerService } from '@nes
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { RateLimit, RateLimitConfigError, RateLimitModule, type RateLimitModuleOptions } from '../../lib/index.js';
+import { validateModuleOptions } from '../../lib/config/module-options.validator.js';
 import { freePort, startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 import { waitFor } from './support/resilient-app.js';
 
@@ -80,6 +81,10 @@ describe('Redis errors that cannot fix themselves', () => {
     expect(logger.lines.join('\n')).not.toMatch(/Connection is closed/);
   });
 
+  it('refuses a startDegraded that is not a boolean, naming the option', () => {
+    expect(() => validateModuleOptions({ startDegraded: 'yes' as unknown as boolean })).toThrow('Invalid rate limit option "startDegraded": "yes" (expected true or false)');
+  });
+
   it('starts when Redis is only not up yet, logging why', async () => {
     await boot(`redis://127.0.0.1:${await freePort()}`);
     expect(logger.lines.some((line) => /^warn Redis is unavailable at start-up \(.*ECONNREFUSED/.test(line))).toBe(true);
@@ -91,7 +96,7 @@ describe('Redis errors that cannot fix themselves', () => {
     await request(started.getHttpServer()).get('/ping').expect(200);
     await admin.config('SET', 'requirepass', 'rotated');
     try {
-      await admin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
       await waitFor('a failed decision logged with the reason', async () => {
         await request(started.getHttpServer()).get('/ping');
         return logger.lines.some((line) => /^error .*WRONGPASS/.test(line));
