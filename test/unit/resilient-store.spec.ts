@@ -25,6 +25,18 @@ function make(failurePolicy: 'open' | 'closed' | 'memory' = 'memory') {
   return { primary, fallback, store, errors };
 }
 
+/** A store whose circuit opened on a failing primary that is back now: the next call is the half-open probe. */
+async function halfOpen(failurePolicy: 'open' | 'closed') {
+  const made = make(failurePolicy);
+  made.primary.mode = 'reject';
+  await made.store.consume('k', rule);
+  await made.store.consume('k', rule);
+  expect(made.store.breaker.state).toBe('open');
+  made.primary.mode = 'ok';
+  made.store.breaker.probeNow();
+  return made;
+}
+
 describe('ResilientStore', () => {
   it('passes decisions through while the primary answers', async () => {
     const { store } = make();
@@ -88,13 +100,7 @@ describe('ResilientStore', () => {
       ['a number as key', 42 as unknown as string, 1],
       ['a cost of 1.5', 'k', 1.5],
     ])('throws %s to the caller and leaves the breaker able to close on the next good call', async (_what, key, cost) => {
-      const { store, primary } = make(policy);
-      primary.mode = 'reject';
-      await store.consume('k', rule);
-      await store.consume('k', rule);
-      expect(store.breaker.state).toBe('open');
-      primary.mode = 'ok';
-      store.breaker.probeNow();
+      const { store } = await halfOpen(policy);
       await expect(store.consume(key, rule, cost)).rejects.toThrow(/Invalid (tracker key|cost)/);
       const next = await store.consume('k', rule);
       expect([next.degraded, store.breaker.state]).toEqual([undefined, 'closed']);
@@ -102,24 +108,14 @@ describe('ResilientStore', () => {
   });
 
   it('throws a consumeAll naming one rule with two definitions before the breaker is asked, leaving a probe for the next call', async () => {
-    const { store, primary } = make('closed');
-    primary.mode = 'reject';
-    await store.consume('k', rule);
-    await store.consume('k', rule);
-    primary.mode = 'ok';
-    store.breaker.probeNow();
+    const { store, primary } = await halfOpen('closed');
     const other = defineRule({ limit: 5, window: '1m' }, 'r');
     await expect(store.consumeAll([{ key: 'k', rule }, { key: 'k', rule: other }])).rejects.toThrow(/different definitions/);
     expect(await store.consume('k', rule)).not.toHaveProperty('degraded');
   });
 
   it('ends a probe on which the primary throws a caller error of its own, so the next call probes', async () => {
-    const { store, primary } = make('closed');
-    primary.mode = 'reject';
-    await store.consume('k', rule);
-    await store.consume('k', rule);
-    primary.mode = 'ok';
-    store.breaker.probeNow();
+    const { store, primary } = await halfOpen('closed');
     const consume = primary.consume.bind(primary);
     primary.consume = () => Promise.reject(new RateLimitCostError('the primary says no'));
     await expect(store.consume('k', rule)).rejects.toBeInstanceOf(RateLimitCostError);
