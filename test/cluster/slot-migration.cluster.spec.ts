@@ -181,7 +181,9 @@ describe('decisions on a key while its slot migrates between the masters of a re
 
   it('admits exactly the limit, with no error, while the slot moves around all three masters (SETSLOT and MIGRATE)', async () => {
     const { keyPrefix, store } = await startModule();
-    const rule = defineRule({ algorithm: 'sliding-log', limit: LIMIT, window: '1h' }, 'moving');
+    // A token bucket refilling one token an hour: LIMIT admissions exactly within the test (a sliding log of this
+    // limit is refused since sliding-log limits are capped at MAX_SLIDING_LOG_LIMIT).
+    const rule = defineRule({ algorithm: 'token-bucket', limit: LIMIT, window: '1h', refill: 1 }, 'moving');
     const { tracker, slot } = trackerOnSlot(keyPrefix, rule, () => true);
     const home = await ownerOf(slot);
     await resetStats();
