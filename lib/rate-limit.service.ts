@@ -72,7 +72,7 @@ export class RateLimitService {
     const { entries, defaultCost } = this.entries(keyOrEntries, rulesOrCost, cost);
     const started = performance.now();
     const result = await this.run(entries, defaultCost);
-    this.observer.observe(entries, result, started, false);
+    this.observer.observe(entries, result, started, false, defaultCost);
     return result;
   }
 
@@ -107,7 +107,7 @@ export class RateLimitService {
     const { entries, defaultCost } = this.entries(keyOrEntries, rules as readonly RuleRef[] | number | undefined, cost);
     const started = performance.now();
     const result = await this.run(entries, defaultCost);
-    this.observer.observe(entries, result, started, false);
+    this.observer.observe(entries, result, started, false, defaultCost);
     if (!result.allowed) {
       const message = typeof this.settings.errorMessage === 'string' ? this.settings.errorMessage : 'Too Many Requests';
       throw new RateLimitExceededException(message, longestWaitMs(result.decisions), result.decisions, entries.map((e) => e.rule));

@@ -15,8 +15,11 @@ export class DecisionObserver {
     private readonly audit?: RejectionAudit | null,
   ) {}
 
-  /** Metrics, hooks and the audit trail, for every decision the module makes. */
-  observe(entries: readonly RuleKey[], result: MultiDecision, started: number, fromBlockCache: boolean): void {
+  /**
+   * Metrics, hooks and the audit trail, for every decision the module makes. `defaultCost`: the units of an
+   * entry that names none (the call's `cost`), for the utilisation of a refused request.
+   */
+  observe(entries: readonly RuleKey[], result: MultiDecision, started: number, fromBlockCache: boolean, defaultCost = 1): void {
     const { onDecision, onRejected } = this.settings;
     const durationMs = performance.now() - started;
     const metrics = this.metrics;
@@ -27,6 +30,12 @@ export class DecisionObserver {
       // Counted here, so that the exception filter does not count it again when the client receives it.
       if (!d.allowed) noteRefusal(d, entries[i].rule, true);
       metrics?.decision(entries[i].rule.name, d.degraded ? 'degraded' : d.allowed ? 'allowed' : 'rejected');
+      // Utilisation is the store's measure of the window: the block cache's repeats replay an old answer, and
+      // 'open' / 'closed' decisions were made up by the failure policy without a window ('memory' has one).
+      if (metrics?.utilization && !fromBlockCache && d.degraded !== 'open' && d.degraded !== 'closed' && d.limit > 0) {
+        const used = d.limit - d.remaining + (d.allowed ? 0 : (entries[i].cost ?? defaultCost));
+        metrics.utilization(entries[i].rule.name, used / d.limit);
+      }
     }
     metrics?.duration(durationMs / 1000);
     // The store's refusal is recorded; the cache's repeats of it would cost a Redis write each, in a flood.
