@@ -107,7 +107,8 @@ export class RateLimitModule extends ConfigurableModuleClass implements OnApplic
    * stops with that reason, unless `startDegraded` is set.
    */
   async onApplicationBootstrap(): Promise<void> {
-    const { client, owned, connectionErrors } = this.handle;
+    const { client, owned, connectionErrors, description } = this.handle;
+    logger.log(`Rate limits are kept in ${description}`);
     if (!client) return;
     const store = this.store;
     // A reconnected client is the best sign Redis is back: probe at once rather than at the end of the interval.

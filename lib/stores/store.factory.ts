@@ -18,6 +18,8 @@ export interface StoreHandle {
   readonly owned: boolean;
   /** What the client the module created reported, for messages that would otherwise say "Connection is closed". */
   readonly connectionErrors?: RedisConnectionErrors;
+  /** Which store is in use, for the start-up log: "memory", a URL without its password, ... */
+  readonly description: string;
 }
 
 /**
@@ -51,31 +53,39 @@ export function safeClientOptions(timeoutMs: number): RedisOptions {
 /** Builds the store the `store` option describes. */
 export function createStore(option: RateLimitModuleOptions['store'], settings: RateLimitSettings): StoreHandle {
   const { keyPrefix, clock, timeoutMs } = settings;
-  const redisStore = (client: Redis | Cluster, owned: boolean): StoreHandle => ({
+  const redisStore = (client: Redis | Cluster, owned: boolean, description: string): StoreHandle => ({
     store: new RedisStore(client, { keyPrefix, clock, timeoutMs }),
     client,
     owned,
     connectionErrors: owned ? new RedisConnectionErrors(client) : undefined,
+    description,
   });
-  if (option === undefined || option === 'memory') return { store: new MemoryStore({ keyPrefix, clock }), owned: false };
+  // An empty string is how an unset variable arrives (`REDIS_URL=` in .env, `config.get('REDIS_URL') ?? ...`).
+  if (option === undefined || option === 'memory' || (typeof option === 'string' && option.trim() === '')) {
+    return { store: new MemoryStore({ keyPrefix, clock }), owned: false, description: 'memory (this process only)' };
+  }
   if (typeof option === 'string') {
     if (!/^rediss?:\/\//i.test(option)) throw new RateLimitConfigError('store', redact(option), '"memory", a redis:// or rediss:// URL, a client or client options');
     checkUrlDatabase(option);
-    return redisStore(new Redis(option, safeClientOptions(timeoutMs)), true);
+    return redisStore(new Redis(option, safeClientOptions(timeoutMs)), true, `Redis at ${redact(option)}`);
   }
   if (option === null || typeof option !== 'object') {
     throw new RateLimitConfigError('store', option, '"memory", a redis:// URL, an ioredis Redis or Cluster, ioredis options, { cluster: nodes }, or a RateLimitStore');
   }
-  if (isStore(option)) return { store: option, owned: false };
+  if (isStore(option)) return { store: option, owned: false, description: `a custom store (${option.constructor?.name ?? 'object'})` };
   if (isClient(option)) {
     warnAboutUnsafeSettings(option, timeoutMs);
-    return redisStore(option, false);
+    return redisStore(option, false, option.isCluster ? 'the Redis Cluster client passed in' : 'the Redis client passed in');
   }
   if ('url' in option) throw new RateLimitConfigError('store.url', redact(String(option.url)), 'the URL given as "store" itself, e.g. store: "redis://host:6379"');
-  if ('cluster' in option) return redisStore(createCluster(option as RateLimitClusterOptions, timeoutMs), true);
+  if ('cluster' in option) {
+    const seeds = (option as RateLimitClusterOptions).cluster;
+    return redisStore(createCluster(option as RateLimitClusterOptions, timeoutMs), true, `a Redis Cluster (${Array.isArray(seeds) ? seeds.length : 0} seed nodes)`);
+  }
   const db = (option as RedisOptions).db;
   if (db !== undefined && (!Number.isSafeInteger(db) || db < 0)) throw new RateLimitConfigError('store.db', db, 'a database number: an integer of 0 or more');
-  return redisStore(new Redis({ ...(option as RedisOptions), ...safeClientOptions(timeoutMs) }), true);
+  const { host = '127.0.0.1', port = 6379, path } = option as RedisOptions;
+  return redisStore(new Redis({ ...(option as RedisOptions), ...safeClientOptions(timeoutMs) }), true, `Redis at ${path ?? `${host}:${port}`}`);
 }
 
 function createCluster({ cluster, options = {} }: RateLimitClusterOptions, timeoutMs: number): Cluster {

@@ -13,14 +13,10 @@ async function bootstrap(): Promise<void> {
   await app.listen(port, host);
 
   const logger = new Logger('SampleApp');
-  logger.log(redisUrl ? `Rate limits are kept in Redis at ${redact(redisUrl)}` : 'Rate limits are kept in memory (set REDIS_URL to keep them in Redis)');
+  // The rate-limit module logs which store it uses ("memory", or the Redis URL without its password).
+  if (!redisUrl) logger.log('Set REDIS_URL to keep rate limits in Redis, shared by every instance');
   if (adminTokenGenerated) logger.warn(`ADMIN_TOKEN is not set: PATCH /admin/rate-limits/:rule takes this run's token, ${adminToken}`);
   logger.log(`Listening on ${await app.getUrl()}`);
-}
-
-/** A Redis URL may carry a password; the log must not. */
-function redact(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
 }
 
 await bootstrap();
