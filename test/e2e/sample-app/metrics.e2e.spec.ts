@@ -36,6 +36,16 @@ describe.each(SAMPLE_STORES)('GET /metrics on the %s store', (store) => {
     expect(text).toContain('rate_limit_circuit_state');
   });
 
+  it("exposes each rule's window utilisation: an admitted request at 1 of a limit of 1, the refused one above it", async () => {
+    await request(sample.server).get('/api/items').expect(200);
+    await request(sample.server).get('/api/items').expect(429);
+    const text = await scrape(sample);
+    expect(text).toContain('# TYPE rate_limit_window_utilization histogram');
+    expect(text).toContain('rate_limit_window_utilization_bucket{le="0.95",rule="default"} 0');
+    expect(text).toContain('rate_limit_window_utilization_bucket{le="1",rule="default"} 1');
+    expect(text).toContain('rate_limit_window_utilization_count{rule="default"} 2');
+  });
+
   it('counts a refusal on a route with a parameter under the pattern, not the URL', async () => {
     await request(sample.server).get('/api/items/1').set('X-Api-Key', 'k').expect(200);
     await request(sample.server).get('/api/items/2').set('X-Api-Key', 'k').expect(429);
