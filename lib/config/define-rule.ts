@@ -3,13 +3,17 @@ import { RateLimitConfigError } from './rate-limit-config.error.js';
 import { MAX_EXACT_UNITS, reducedInterval } from '../algorithms/exact-instant.js';
 import type { FailurePolicy, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions } from '../interfaces/rule.interface.js';
 
-export const ALGORITHMS: readonly RateLimitAlgorithm[] = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
+export const ALGORITHMS: readonly RateLimitAlgorithm[] = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra', 'concurrency'];
 export const DEFAULT_ALGORITHM: RateLimitAlgorithm = 'sliding-window';
 export const DEFAULT_SEGMENTS = 10;
 const MAX_SEGMENTS = 1000;
-const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'refill', 'burst', 'failurePolicy']);
+const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'refill', 'burst', 'failurePolicy', 'leaseMs']);
 export const FAILURE_POLICIES: readonly FailurePolicy[] = ['open', 'closed', 'memory'];
-const ONLY_FOR: Record<string, RateLimitAlgorithm> = { segments: 'sliding-window', refill: 'token-bucket', burst: 'gcra' };
+const ONLY_FOR: Record<string, RateLimitAlgorithm> = { segments: 'sliding-window', refill: 'token-bucket', burst: 'gcra', leaseMs: 'concurrency' };
+/** A lease nobody releases lasts this long: longer than any request an app lets run, short enough to recover slots a crash left. */
+export const DEFAULT_LEASE_MS = 120_000;
+/** Shortest `leaseMs`: renewal runs every half lease, and a renewal must reach Redis before the lease runs out. */
+export const MIN_LEASE_MS = 1_000;
 const RULE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
@@ -53,6 +57,8 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
       throw new RateLimitConfigError(`${path}.${field}`, value, `no value: "${field}" applies to the ${owner} algorithm only, and this rule uses ${algorithm}`);
     }
   }
+
+  if (algorithm === 'concurrency') return concurrencyRule(options, name, path);
 
   const failurePolicy = options.failurePolicy;
   if (failurePolicy !== undefined && !FAILURE_POLICIES.includes(failurePolicy)) {
@@ -110,6 +116,29 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
     }
   }
   return Object.freeze({ name, algorithm, limit, windowMs, segments, blockMs, refill, burst, ...(failurePolicy ? { failurePolicy } : {}) });
+}
+
+/**
+ * A concurrency rule: `limit` leases in flight per tracker, each lasting `leaseMs` unless released or renewed.
+ * It has no window, and no lockout (a refusal lasts only until a lease is released); `windowMs` is set to
+ * `leaseMs` so that code reading any rule's window (headers, key TTLs) stays sane.
+ */
+function concurrencyRule(options: RateLimitRuleOptions, name: string, path: string): RateLimitRule {
+  for (const field of ['window', 'blockMs'] as const) {
+    if (options[field] !== undefined) {
+      throw new RateLimitConfigError(`${path}.${field}`, options[field], `no value: the concurrency algorithm has no ${field === 'window' ? 'window (a lease lasts "leaseMs")' : 'lockout (a refusal lasts until a lease is released)'}`);
+    }
+  }
+  const failurePolicy = options.failurePolicy;
+  if (failurePolicy !== undefined && !FAILURE_POLICIES.includes(failurePolicy)) {
+    throw new RateLimitConfigError(`${path}.failurePolicy`, failurePolicy, `one of ${FAILURE_POLICIES.join(', ')}`);
+  }
+  const limit = parseInteger(options.limit, `${path}.limit`, 1);
+  const leaseMs = parseDuration(options.leaseMs ?? DEFAULT_LEASE_MS, `${path}.leaseMs`);
+  if (leaseMs < MIN_LEASE_MS || leaseMs > MAX_WINDOW_MS) {
+    throw new RateLimitConfigError(`${path}.leaseMs`, options.leaseMs, `a duration of ${MIN_LEASE_MS} ms to ${MAX_WINDOW_MS} ms (366 days)`);
+  }
+  return Object.freeze({ name, algorithm: 'concurrency', limit, windowMs: leaseMs, leaseMs, segments: 1, blockMs: 0, refill: limit, burst: limit, ...(failurePolicy ? { failurePolicy } : {}) });
 }
 
 /** The largest cost one request can ever be admitted with under this rule. */

@@ -92,7 +92,8 @@ const COMBINED = new Set(['limit', 'window', 'blockMs', 'cost', 'segments', 'ref
 
 function checkWithoutRequest(options: RateLimitPolicyOptions, path: string, fields: readonly ResolvableField[], compile: (options: RateLimitPolicyOptions) => RateLimitPolicy): void {
   if (!fields.includes('limit')) parseInteger(options.limit, `${path}.limit`, 1);
-  if (!fields.includes('window')) parseDuration(options.window as string | number, `${path}.window`);
+  // A concurrency rule has no window (define-rule.ts says so, naming the field, if one is given).
+  if (!fields.includes('window') && options.algorithm !== 'concurrency') parseDuration(options.window as string | number, `${path}.window`);
   if (!fields.includes('blockMs')) parseDuration((options.blockMs as string | number | undefined) ?? 0, `${path}.blockMs`, { allowZero: true });
   if (!fields.includes('cost') && options.cost !== undefined) parseInteger(options.cost, `${path}.cost`, 1);
   const probe: Record<string, unknown> = { ...options };

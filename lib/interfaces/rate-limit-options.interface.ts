@@ -35,8 +35,8 @@ export type RateLimitSkipIf = (context: ExecutionContext) => boolean | Promise<b
 export interface RateLimitPolicyOptions extends Omit<RateLimitRuleOptions, 'limit' | 'window' | 'blockMs'> {
   /** Requests admitted per `window` (token bucket: capacity; GCRA: count per period). Positive integer, or a function of the request. */
   limit: Resolvable<number | string>;
-  /** Length of the window (token bucket: the time `refill` tokens take to come back; GCRA: the period), or a function of the request. */
-  window: Resolvable<Duration>;
+  /** Length of the window (token bucket: the time `refill` tokens take to come back; GCRA: the period), or a function of the request. Required except for `algorithm: 'concurrency'`. */
+  window?: Resolvable<Duration>;
   /** Once this rule refuses a tracker, refuse it for this long (ms or a duration string, or a function of the request). 0 = off. @default 0 */
   blockMs?: Resolvable<Duration>;
   /** What the rule counts per. @default 'ip' */

@@ -1,5 +1,8 @@
-/** The algorithms every store implements. */
-export type RateLimitAlgorithm = 'sliding-log' | 'sliding-window' | 'fixed-window' | 'token-bucket' | 'gcra';
+/** The algorithms that decide per request over a window: each has a Lua script and a memory twin (algorithms/). */
+export type WindowAlgorithm = 'sliding-log' | 'sliding-window' | 'fixed-window' | 'token-bucket' | 'gcra';
+
+/** Every algorithm a rule may name: a window algorithm, or `'concurrency'` (a cap on requests in flight, held as leases). */
+export type RateLimitAlgorithm = WindowAlgorithm | 'concurrency';
 
 /** What decides while the store is unavailable: admit, refuse, or the embedded memory store. */
 export type FailurePolicy = 'open' | 'closed' | 'memory';
@@ -11,8 +14,8 @@ export type Duration = number | string;
 export interface RateLimitRuleOptions {
   /** Requests admitted per `window` (token bucket: capacity; GCRA: count per period). Positive integer. */
   limit: number | string;
-  /** Length of the window (token bucket: the time `refill` tokens take to come back; GCRA: the period). */
-  window: Duration;
+  /** Length of the window (token bucket: the time `refill` tokens take to come back; GCRA: the period). Required by every algorithm but `'concurrency'`, which has none. */
+  window?: Duration;
   /** @default 'sliding-window' */
   algorithm?: RateLimitAlgorithm;
   /** Sliding window only: cells the window is split into, 2..1000, and they must divide the window's ms. @default 10 */
@@ -25,6 +28,11 @@ export interface RateLimitRuleOptions {
   burst?: number | string;
   /** What decides for this rule while Redis is unavailable. @default the module's `failurePolicy` */
   failurePolicy?: FailurePolicy;
+  /**
+   * Concurrency only: how long a lease lasts if nobody releases it (ms or a duration string), so that a crashed
+   * process cannot hold its slots forever. A lease still held is renewed every `leaseMs / 2`. @default '2m'
+   */
+  leaseMs?: Duration;
 }
 
 /** A rule after validation: every field present, every duration in milliseconds. Build one with `defineRule`. */
@@ -44,4 +52,6 @@ export interface RateLimitRule {
   readonly burst: number;
   /** Overrides the module's failure policy for this rule. */
   readonly failurePolicy?: FailurePolicy;
+  /** Concurrency: how long an unreleased lease lasts, in ms (`windowMs` equals it). Absent on the other algorithms. */
+  readonly leaseMs?: number;
 }

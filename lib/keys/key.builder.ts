@@ -1,5 +1,5 @@
 import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
-import type { RateLimitRule } from '../interfaces/rule.interface.js';
+import type { RateLimitRule, WindowAlgorithm } from '../interfaces/rule.interface.js';
 import { textDigest } from './text.digest.js';
 
 const MAX_RAW_TRACKER = 64;
@@ -31,5 +31,14 @@ export interface RuleKeys {
 export function ruleKeys(prefix: string, rule: RateLimitRule, tracker: string): RuleKeys {
   const head = `${prefix}:${rule.name}:`;
   const tail = `{${trackerSegment(tracker)}}`;
-  return { state: `${head}${ALGORITHM_DEFINITIONS[rule.algorithm].stateTag(rule)}:${tail}`, block: `${head}${tail}:block` };
+  return { state: `${head}${ALGORITHM_DEFINITIONS[rule.algorithm as WindowAlgorithm].stateTag(rule)}:${tail}`, block: `${head}${tail}:block` };
+}
+
+/**
+ * The sorted set of a concurrency rule's leases for one tracker: `<prefix>:<rule>:cc:{<tracker>}`, lease ids
+ * scored by their expiry. It carries the tracker's hash tag like the rule keys, and its own `cc` tag, so that a
+ * rule turned from a window algorithm into a concurrency one never reads the other's state.
+ */
+export function leaseKey(prefix: string, rule: RateLimitRule, tracker: string): string {
+  return `${prefix}:${rule.name}:cc:{${trackerSegment(tracker)}}`;
 }

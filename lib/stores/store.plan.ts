@@ -2,7 +2,7 @@ import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
 import type { AlgorithmDefinition, AlgorithmRule } from '../algorithms/algorithm.interface.js';
 import { maxCost } from '../config/define-rule.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
-import type { RateLimitRule } from '../interfaces/rule.interface.js';
+import type { RateLimitRule, WindowAlgorithm } from '../interfaces/rule.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
 import { ruleKeys, trackerSegment, type RuleKeys } from '../keys/key.builder.js';
 import { checkEntry } from './call.validator.js';
@@ -44,7 +44,8 @@ export function planRules(prefix: string, entries: readonly RuleKey[], defaultCo
 function planEntry(prefix: string, { key, rule, cost: own }: RuleKey, defaultCost: number, op: StoreOp): PlannedRule {
   const cost = own ?? defaultCost;
   checkEntry(key, rule, cost, op);
-  const definition = ALGORITHM_DEFINITIONS[rule.algorithm];
+  // checkEntry refused a rule without a definition (a concurrency rule: leases are not decisions).
+  const definition = ALGORITHM_DEFINITIONS[rule.algorithm as WindowAlgorithm];
   return {
     rule,
     definition,

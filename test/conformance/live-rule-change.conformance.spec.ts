@@ -1,4 +1,4 @@
-import { defineRule, type RateLimitAlgorithm, type RateLimitRule, type RateLimitRuleOptions } from '../../lib/index.js';
+import { defineRule, type WindowAlgorithm, type RateLimitRule, type RateLimitRuleOptions } from '../../lib/index.js';
 import { useStores } from '../support/stores.js';
 
 /**
@@ -8,14 +8,14 @@ import { useStores } from '../support/stores.js';
  * empty) plus its lockout, and waiting the reported retryAfterMs is enough.
  */
 type Options = Partial<RateLimitRuleOptions>;
-const BASE: Record<RateLimitAlgorithm, Options> = {
+const BASE: Record<WindowAlgorithm, Options> = {
   'sliding-log': { limit: 5, window: 1000 },
   'sliding-window': { limit: 5, window: 1000, segments: 10 },
   'fixed-window': { limit: 5, window: 1000 },
   'token-bucket': { limit: 5, window: 1000, refill: 5 },
   gcra: { limit: 5, window: 1000, burst: 5 },
 };
-const ALGORITHMS = Object.keys(BASE) as RateLimitAlgorithm[];
+const ALGORITHMS = Object.keys(BASE) as WindowAlgorithm[];
 
 /** Each change: a name, the old rule's extra fields and the new rule's, both over the algorithm's base. */
 type Change = [name: string, before: Options, after: Options];
@@ -29,7 +29,7 @@ const COMMON: Change[] = [
   ['lockout shorter', { blockMs: 10_000 }, { blockMs: 2000 }],
   ['lockout longer', { blockMs: 2000 }, { blockMs: 10_000 }],
 ];
-const OWN: Record<RateLimitAlgorithm, Change[]> = {
+const OWN: Record<WindowAlgorithm, Change[]> = {
   'sliding-log': [],
   'sliding-window': [
     ['segments up', {}, { segments: 20 }],
@@ -64,7 +64,7 @@ describe.each(['memory', 'redis'] as const)('on the %s store, a rule changed whi
   it.each(cases)('%s, %s: every wait within the new rule\'s bound, and waiting it is enough', async (algorithm, _name, before, after) => {
     const { store, clock } = get();
     const old = defineRule({ algorithm, ...BASE[algorithm], ...before } as RateLimitRuleOptions, 'live');
-    const algo = after.algorithm ?? algorithm;
+    const algo = (after.algorithm ?? algorithm) as WindowAlgorithm;
     const next = defineRule({ algorithm: algo, ...BASE[algo], ...(after.algorithm ? {} : before), ...after } as RateLimitRuleOptions, 'live');
     // Under the old rule: a burst past the limit (and a lockout, when it has one), then a little more, 70 ms apart.
     for (let i = 0; i < 12; i++) {

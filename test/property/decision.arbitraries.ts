@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { defineRule, type RateLimitAlgorithm, type RateLimitRule } from '../../lib/index.js';
+import { defineRule, type WindowAlgorithm, type RateLimitRule } from '../../lib/index.js';
 
-export const ALGORITHMS: RateLimitAlgorithm[] = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
+export const ALGORITHMS: WindowAlgorithm[] = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
 
 /** Which rules to draw: with or without a lockout; token bucket and GCRA intervals (window/rate) in whole µs or not. */
 export interface RuleDraw {
@@ -17,7 +17,7 @@ const limit = fc.integer({ min: 1, max: 6 });
 const wholeInterval = (windowMs: number, rate: number) => (windowMs * 1000) % rate === 0;
 
 /** A valid rule of `algorithm`, named `name`, with random limits, windows, segments, refills, bursts and lockouts. */
-export function ruleArb(algorithm: RateLimitAlgorithm, name: string, draw: RuleDraw = {}): fc.Arbitrary<RateLimitRule> {
+export function ruleArb(algorithm: WindowAlgorithm, name: string, draw: RuleDraw = {}): fc.Arbitrary<RateLimitRule> {
   const block = draw.lockout ? blockMs : fc.constant(0);
   const rateFits = ([w, rate]: [number, number]) => wholeInterval(w, rate) !== !!draw.fractionalIntervals;
   switch (algorithm) {

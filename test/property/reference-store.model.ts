@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../../lib/index.js';
+import type { RateLimitRule, WindowAlgorithm } from '../../lib/index.js';
 import {
   fixedWindowModel,
   gcraModel,
@@ -11,7 +11,7 @@ import {
 
 /** The reference model of one rule's algorithm, from the rule as defineRule returns it. */
 export function modelOf(rule: RateLimitRule): AlgorithmModel {
-  switch (rule.algorithm) {
+  switch (rule.algorithm as WindowAlgorithm) {
     case 'fixed-window':
       return fixedWindowModel(rule.limit, rule.windowMs);
     case 'sliding-log':

@@ -1,0 +1,72 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { Clock } from '../interfaces/clock.interface.js';
+import type { LeaseDecision, LeaseHandle, LeaseStore } from '../interfaces/lease-store.interface.js';
+import type { RateLimitRule } from '../interfaces/rule.interface.js';
+import { leaseKey } from '../keys/key.builder.js';
+import { checkLeaseCall, newLeaseId } from './lease.check.js';
+import { loadScript } from './lua-script.loader.js';
+
+const COMMAND = 'rateLimitConcurrency';
+type LeaseCommand = Record<typeof COMMAND, (numberOfKeys: number, ...args: (string | number)[]) => Promise<number[]>>;
+
+export interface RedisLeaseStoreOptions {
+  /** Prefix of every key: `<prefix>:<rule>:cc:{<tracker>}`. Must not contain `{` or `}`. @default 'rl' */
+  keyPrefix?: string;
+  /** Time source in ms since the epoch. @default Redis's own clock (`TIME`, read inside the script) */
+  clock?: Clock;
+}
+
+/**
+ * The leases of concurrency rules in Redis: one sorted set per tracker, changed atomically by lua/concurrency.lua
+ * (registered with defineCommand: EVALSHA, with an EVAL on NOSCRIPT). One key per call, so it works on a Cluster.
+ */
+export class RedisLeaseStore implements LeaseStore {
+  private readonly prefix: string;
+  private readonly clock?: Clock;
+  private readonly source: string;
+
+  constructor(
+    readonly client: Redis | Cluster,
+    options: RedisLeaseStoreOptions = {},
+  ) {
+    this.prefix = options.keyPrefix ?? 'rl';
+    if (/[{}]/.test(this.prefix)) {
+      throw new RangeError(`Invalid Redis lease store option "keyPrefix": ${JSON.stringify(this.prefix)} (expected no "{" or "}": they would set the cluster hash tag)`);
+    }
+    this.clock = options.clock;
+    this.source = loadScript('concurrency');
+    client.defineCommand(COMMAND, { lua: this.source });
+  }
+
+  async acquire(key: string, rule: RateLimitRule): Promise<LeaseDecision> {
+    checkLeaseCall(key, rule);
+    const setKey = leaseKey(this.prefix, rule, key);
+    const id = newLeaseId();
+    const reply = await this.send(setKey, 'acquire', id, rule.limit, rule.leaseMs!);
+    if (reply.length !== 3 || !reply.every(Number.isInteger)) throw new Error(`Unexpected reply from the concurrency script: ${JSON.stringify(reply)}`);
+    const [acquired, inFlight, waitMs] = reply;
+    if (acquired !== 1) return { acquired: false, limit: rule.limit, inFlight, retryAfterMs: waitMs };
+    return { acquired: true, limit: rule.limit, inFlight, retryAfterMs: 0, lease: this.handle(setKey, id, rule.leaseMs!) };
+  }
+
+  private handle(setKey: string, id: string, leaseMs: number): LeaseHandle {
+    return {
+      id,
+      renew: async () => (await this.send(setKey, 'renew', id, 0, leaseMs))[0] === 1,
+      release: async () => {
+        await this.send(setKey, 'release', id, 0, 0);
+      },
+    };
+  }
+
+  private async send(setKey: string, op: string, id: string, limit: number, leaseMs: number): Promise<number[]> {
+    const argv = [this.clock ? Math.floor(this.clock() * 1000) : '', op, id, limit, leaseMs];
+    try {
+      return await (this.client as unknown as LeaseCommand)[COMMAND](1, setKey, ...argv);
+    } catch (error) {
+      // A NOSCRIPT means the script did not run (SCRIPT FLUSH by another client): sending its source cannot count twice.
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return (await this.client.eval(this.source, 1, setKey, ...argv)) as number[];
+    }
+  }
+}
