@@ -10,7 +10,7 @@ const RULES = 'monitoring/prometheus/rate-limit.rules.yml';
 const DASHBOARD = 'monitoring/grafana/rate-limit.dashboard.json';
 const RULES_TEST = 'test/unit/monitoring.rules-test.yml';
 
-// js-yaml comes with jest's own dependencies; it has no types of its own, so only `load` is typed here.
+// js-yaml (a devDependency) has no types of its own, so only `load` is typed here.
 const yaml = createRequire(import.meta.url)('js-yaml') as { load(text: string): unknown };
 
 interface AlertRule {
