@@ -8,16 +8,14 @@
   The key's name carries the window (key.builder.ts): a live change of it starts afresh; a lowered limit reads
   the count as it is (0 remaining until the window ends).
 
-  KEYS[2i-1]  counter of rule i: window end (µs since the epoch) + units admitted in the window
-  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout started
-  ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
-  ARGV[2]     'consume' | 'peek' | 'refund'
-  ARGV[3]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written
-  ARGV[4+6(i-1) .. 9+6(i-1)]  rule i: 'fw', limit, window (ms), lockout (ms, 0 = none), unused (0),
+  Called through the driver (lua/includes/driver.lua), which decides a batch of calls and holds the full KEYS/ARGV
+  contract; what this algorithm's rules carry there:
+  state key   counter: window end (µs since the epoch) + units admitted in the window
+  lockout key (only for a rule with a lockout) a string holding the instant (µs) the lockout started
+  rule ARGV   'fw', limit, window (ms), lockout (ms, 0 = none),
               cost: units the request takes (integer, 1..limit; 0 for a peek)
 
-  Reply: { allowed by all (0/1), then per rule: allowed (0/1), remaining, reset after (ms), retry after (ms) }
-  ('refund' replies { 1 }; a command past its deadline replies { -1 })
+  Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms)
 ]]
 --- @include "prelude"
 

@@ -7,20 +7,20 @@
   written, unlike redis-cell, which rewrites the same TAT). The key's name carries T (key.builder.ts), so a
   change of it starts afresh; a lowered burst reads the TAT clamped to now + tau.
 
-  KEYS[2i-1]  TAT of rule i (µs since the epoch), "F" or "F:r" = F + r/d µs
-  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout started
-  ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
-  ARGV[2]     'consume' | 'peek' | 'refund'
-  ARGV[3]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written
-  ARGV[4+6(i-1) .. 9+6(i-1)]  rule i: 'gcra', count (per period), period (ms), lockout (ms, 0 = none),
+  Called through the driver (lua/includes/driver.lua), which decides a batch of calls and holds the full KEYS/ARGV
+  contract; what this algorithm's rules carry there:
+  state key   TAT (µs since the epoch), "F" or "F:r" = F + r/d µs
+  lockout key (only for a rule with a lockout) a string holding the instant (µs) the lockout started
+  rule ARGV   'gcra', count (per period), period (ms), lockout (ms, 0 = none),
               max_burst + 1, quantity (integer, 0..max_burst + 1)
 
-  Reply: { allowed by all (0/1), then per rule: allowed (0/1), remaining, reset after (ms), retry after (ms,
-  -1 when the quantity can never pass, as redis-cell) }   ('refund' replies { 1 }; a command past its deadline replies { -1 })
+  Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms); retry after is -1 when the quantity can never pass, as redis-cell
 ]]
 --- @include "prelude"
 
 ALGORITHMS['gcra'] = {
+  -- Reads its parameter (max_burst + 1) from ARGV; see the driver.
+  param = true,
   check = function(r, now, quantity, apply)
     -- Everything in units of 1/d µs (see the prelude): T, tau, and the TAT as its distance from now.
     local t, d = reduced_interval(r.window, r.limit)

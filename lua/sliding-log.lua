@@ -9,16 +9,14 @@
   old one still held).
 
   The layout of KEYS and ARGV is the driver's (includes/driver.lua), shared by every algorithm:
-  KEYS[2i-1]  sorted set of rule i: score = time of a unit (µs since the epoch), member = sequence number
-  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout started
-  ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
-  ARGV[2]     'consume' | 'peek' | 'refund'
-  ARGV[3]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written
-  ARGV[4+6(i-1) .. 9+6(i-1)]  rule i: 'sl', limit (integer), window (ms), lockout (ms, 0 = none), unused (0),
+  Called through the driver (lua/includes/driver.lua), which decides a batch of calls and holds the full KEYS/ARGV
+  contract; what this algorithm's rules carry there:
+  state key   sorted set: score = time of a unit (µs since the epoch), member = sequence number
+  lockout key (only for a rule with a lockout) a string holding the instant (µs) the lockout started
+  rule ARGV   'sl', limit (integer), window (ms), lockout (ms, 0 = none),
               cost: units the request takes (integer, 1..limit; 0 for a peek)
 
-  Reply: { allowed by all (0/1), then per rule: allowed (0/1), remaining, reset after (ms), retry after (ms) }
-  ('refund' replies { 1 }; a command past its deadline replies { -1 })
+  Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms)
 ]]
 --- @include "prelude"
 

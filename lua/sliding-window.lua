@@ -15,16 +15,14 @@
   limit with the same cell length reads the cells correctly (a longer window sees only the cells the key still
   held: it expires when its newest cell leaves the old window).
 
-  KEYS[2i-1]  hash of rule i: field 'b' = base cell number; field <offset> = count of cell (base + offset)
-  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout started
-  ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
-  ARGV[2]     'consume' | 'peek' | 'refund'
-  ARGV[3]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written
-  ARGV[4+6(i-1) .. 9+6(i-1)]  rule i: 'sw', limit, window (ms), lockout (ms, 0 = none), segments,
+  Called through the driver (lua/includes/driver.lua), which decides a batch of calls and holds the full KEYS/ARGV
+  contract; what this algorithm's rules carry there:
+  state key   hash: field 'b' = base cell number; field <offset> = count of cell (base + offset)
+  lockout key (only for a rule with a lockout) a string holding the instant (µs) the lockout started
+  rule ARGV   'sw', limit, window (ms), lockout (ms, 0 = none), segments,
               cost: units the request takes (integer, 1..limit; 0 for a peek)
 
-  Reply: { allowed by all (0/1), then per rule: allowed (0/1), remaining, reset after (ms), retry after (ms) }
-  ('refund' replies { 1 }; a command past its deadline replies { -1 })
+  Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms)
 ]]
 --- @include "prelude"
 
@@ -84,6 +82,8 @@ local function sw_field(r, live, index, base)
 end
 
 ALGORITHMS['sw'] = {
+  -- Reads its parameter (segments) from ARGV; see the driver.
+  param = true,
   check = function(r, now, cost, apply)
     local live, total, current, index, base = sw_cells(r, now)
     -- The key is at full budget again when its newest counted cell leaves the window.

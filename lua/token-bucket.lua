@@ -9,20 +9,20 @@
   The key's name carries the interval (key.builder.ts), so a change of it starts afresh; a lowered capacity
   reads the stored debt clamped to the new capacity.
 
-  KEYS[2i-1]  bucket of rule i: the instant (µs since the epoch) it is full again, "F" or "F:r" = F + r/d µs
-  KEYS[2i]    lockout of rule i: a string holding the instant (µs) the lockout started
-  ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
-  ARGV[2]     'consume' | 'peek' | 'refund'
-  ARGV[3]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written
-  ARGV[4+6(i-1) .. 9+6(i-1)]  rule i: 'tb', capacity (tokens), window (ms), lockout (ms, 0 = none), refill (tokens per window),
+  Called through the driver (lua/includes/driver.lua), which decides a batch of calls and holds the full KEYS/ARGV
+  contract; what this algorithm's rules carry there:
+  state key   bucket: the instant (µs since the epoch) it is full again, "F" or "F:r" = F + r/d µs
+  lockout key (only for a rule with a lockout) a string holding the instant (µs) the lockout started
+  rule ARGV   'tb', capacity (tokens), window (ms), lockout (ms, 0 = none), refill (tokens per window),
               cost: tokens the request takes (integer, 1..capacity; 0 for a peek)
 
-  Reply: { allowed by all (0/1), then per rule: allowed (0/1), remaining, reset after (ms), retry after (ms) }
-  ('refund' replies { 1 }; a command past its deadline replies { -1 })
+  Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms)
 ]]
 --- @include "prelude"
 
 ALGORITHMS['tb'] = {
+  -- Reads its parameter (refill) from ARGV; see the driver.
+  param = true,
   check = function(r, now, cost, apply)
     -- A token every `interval` units of 1/d µs; the debt is how long until the bucket is full, in those units.
     local interval, d = reduced_interval(r.window, r.param)

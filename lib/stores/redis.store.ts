@@ -7,7 +7,9 @@ import type { Decision, MultiDecision } from '../interfaces/decision.interface.j
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import { loadCombinedScript, loadScript } from './lua-script.loader.js';
-import { expandDecisions, planRules, toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
+import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
+import { checkReply, decodeDecisions, encodeCall, type ScriptCall } from './redis-call.codec.js';
+import { expandDecisions, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
 
 /**
  * The rate-limit scripts (see lua/*.lua) as RedisStore registers them with defineCommand. A local view, not a
@@ -27,6 +29,13 @@ export interface RedisStoreOptions {
    * writes nothing and fails with `RateLimitDeadlineError`. Ignored with `clock`. @default none
    */
   timeoutMs?: number;
+  /**
+   * Coalescing: the calls made in one turn of the event loop go to Redis as one script call (per Cluster node),
+   * which decides them in order, each exactly as if sent alone; a lone call goes out at once. `false` sends one
+   * script call per decision: for a Redis shared with latency-critical commands, which a script call deciding
+   * `maxBatch` calls (about 1 µs each, more for sliding-log rules with large costs) holds back. @default { maxBatch: 256 }
+   */
+  coalesce?: false | CoalesceOptions;
 }
 
 /** A command reached Redis after its deadline, so nothing was recorded. */
@@ -51,6 +60,15 @@ export class RateLimitDeadlineError extends Error {
 const CLOCK_SYNC_MS = 60_000;
 
 const COMBINED = 'rateLimitAll' as const;
+/**
+ * The combined script with the Redis 7 flag that lets it reach keys of several slots of one Cluster node: a batch
+ * declares one call's keys in KEYS (which must hash to one slot, and route the call) and passes the others in ARGV.
+ */
+const CROSS_SLOT = 'rateLimitAllCrossSlot' as const;
+/** The script replied { -2 }: a key it was given in ARGV is not on this node (a slot moved); nothing was written. */
+const NOT_HERE = -2;
+// Replies that mean a Cluster batch did not run on the node it was sent to, or the server cannot run the flag.
+const SEND_ONE_BY_ONE = /^(MOVED|ASK|TRYAGAIN|CROSSSLOT|CLUSTERDOWN)\b|non local key|Unexpected flag|shebang|Error compiling script/i;
 const COMMAND_NAMES = new Map<string, `rateLimit${string}`>();
 /** `sliding-window` -> `rateLimitSlidingWindow`, worked out once per script (this is on every decision's path). */
 function commandName(script: string): `rateLimit${string}` {
@@ -76,6 +94,9 @@ export class RedisStore implements RateLimitStore {
   private syncStartedAt = -Infinity;
   /** Script source by command name, for the EVAL that answers a NOSCRIPT ioredis's own resend could not avoid. */
   private readonly sources = new Map<string, string>();
+  private readonly batcher?: RedisCallBatcher;
+  /** Whether this Cluster's nodes run the cross-slot script (Redis 7); cleared when one refuses it. */
+  private crossSlot: boolean;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -94,7 +115,17 @@ export class RedisStore implements RateLimitStore {
     // defineCommand only stores the source; a client shared by several stores gets the same definitions again.
     for (const script of scripts) this.sources.set(commandName(script), loadScript(script));
     this.sources.set(COMBINED, loadCombinedScript(scripts));
+    this.crossSlot = client.isCluster;
+    if (client.isCluster) this.sources.set(CROSS_SLOT, `#!lua flags=allow-cross-slot-keys\n${this.sources.get(COMBINED)!}`);
     for (const [name, lua] of this.sources) client.defineCommand(name, { lua });
+    const coalesce = options.coalesce ?? {};
+    if (coalesce !== false) {
+      const maxBatch = coalesce.maxBatch ?? DEFAULT_MAX_BATCH;
+      if (!Number.isSafeInteger(maxBatch) || maxBatch < 1 || maxBatch > 10_000) {
+        throw new RangeError(`Invalid Redis store option "coalesce.maxBatch": ${String(maxBatch)} (expected an integer from 1 to 10000)`);
+      }
+      this.batcher = new RedisCallBatcher((calls) => this.dispatch(calls), maxBatch);
+    }
   }
 
   async consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
@@ -113,7 +144,7 @@ export class RedisStore implements RateLimitStore {
   }
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
-    await this.callInTime('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund').rules);
+    await this.run('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund').rules);
   }
 
   /** redis-cell's `CL.THROTTLE key max_burst count period [quantity]` (period in seconds), with its five-value reply. */
@@ -126,15 +157,92 @@ export class RedisStore implements RateLimitStore {
     await this.client.del(planned.keys.state, planned.keys.block);
   }
 
-  private async decide(op: StoreOp, rules: PlannedRule[]): Promise<MultiDecision> {
-    const reply = await this.callInTime(op, rules);
-    if (!Array.isArray(reply) || reply.length !== 1 + 4 * rules.length || !reply.every(Number.isInteger)) {
-      throw new Error(`Unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
+  private async decide(op: 'consume' | 'peek', rules: PlannedRule[]): Promise<MultiDecision> {
+    return (await this.run(op, rules))!;
+  }
+
+  /** A call's decisions (undefined for a refund): through the batcher, or as a script call of its own. */
+  private async run(op: StoreOp, rules: PlannedRule[]): Promise<MultiDecision | undefined> {
+    if (this.batcher) return this.batcher.submit(op, rules);
+    const calls: ScriptCall[] = [{ op, rules }];
+    const reply = await this.callInTime(calls, Date.now());
+    checkReply(reply, calls);
+    return op === 'refund' ? undefined : decodeDecisions(rules, reply, 0);
+  }
+
+  /** Sends a batch the batcher closed: as one script call, or on a Cluster one per node. */
+  private dispatch(calls: PendingCall[]): Promise<void> {
+    if (this.client.isCluster && calls.length > 1) return this.dispatchByNode(calls);
+    return this.settle(calls, () => this.callInTime(calls, calls[0].madeAt));
+  }
+
+  /** Runs a batch and hands each call its part of the reply; a batch that fails fails each of its calls. */
+  private async settle(calls: PendingCall[], send: () => Promise<number[]>): Promise<void> {
+    let reply: number[];
+    try {
+      reply = await send();
+      checkReply(reply, calls);
+    } catch (error) {
+      for (const call of calls) call.reject(error);
+      return;
     }
-    return {
-      allowed: reply[0] === 1,
-      decisions: rules.map((r, i) => toDecision(r, reply[1 + 4 * i] === 1, reply[2 + 4 * i], reply[3 + 4 * i], reply[4 + 4 * i])),
-    };
+    let at = 0;
+    for (const call of calls) {
+      if (call.op === 'refund') {
+        call.resolve(undefined);
+      } else {
+        call.resolve(decodeDecisions(call.rules, reply, at));
+        at += 4 * call.rules.length;
+      }
+    }
+  }
+
+  /**
+   * On a Cluster, one script call per node that serves the batch's keys (by the client's slot table). A call
+   * whose node is unknown (slots not loaded yet) goes alone, through ioredis's own routing.
+   */
+  private async dispatchByNode(calls: PendingCall[]): Promise<void> {
+    const slots = (this.client as Cluster).slots;
+    const byNode = new Map<string, PendingCall[]>();
+    const sent: Promise<void>[] = [];
+    for (const call of calls) {
+      const node = this.crossSlot ? slots[calculateSlot(call.rules[0].keys.state)]?.[0] : undefined;
+      if (node === undefined) {
+        sent.push(this.settle([call], () => this.callInTime([call], call.madeAt)));
+        continue;
+      }
+      const group = byNode.get(node);
+      if (group) group.push(call);
+      else byNode.set(node, [call]);
+    }
+    for (const group of byNode.values()) {
+      sent.push(group.length === 1 ? this.settle(group, () => this.callInTime(group, group[0].madeAt)) : this.sendToNode(group));
+    }
+    await Promise.all(sent);
+  }
+
+  /**
+   * One node's calls in one cross-slot script call. If it did not run there (a slot moved: MOVED, ASK, or a key
+   * the script found on another node, replying { -2 } before writing anything; or a server without Redis 7's
+   * script flags), each call is sent on its own, in order, so that ioredis follows redirections one key at a time
+   * and a slot migration stays exact.
+   */
+  private async sendToNode(calls: PendingCall[]): Promise<void> {
+    let reply: number[] | undefined;
+    try {
+      reply = await this.callInTime(calls, calls[0].madeAt, true);
+    } catch (error) {
+      if (!(error instanceof Error) || !SEND_ONE_BY_ONE.test(error.message)) {
+        for (const call of calls) call.reject(error);
+        return;
+      }
+      if (/Unexpected flag|shebang|Error compiling script/i.test(error.message)) this.crossSlot = false;
+    }
+    if (reply && !(reply.length === 1 && reply[0] === NOT_HERE)) {
+      await this.settle(calls, () => Promise.resolve(reply));
+      return;
+    }
+    for (const call of calls) await this.settle([call], () => this.callInTime([call], call.madeAt));
   }
 
   /**
@@ -142,11 +250,12 @@ export class RedisStore implements RateLimitStore {
    * throws `RateLimitDeadlineError`, unless it came back within `timeoutMs`. Then the command was not late: Redis's
    * clock had stepped ahead of our estimate of it (NTP, a failover to a host whose clock is ahead), which would
    * fail every call until the next measurement a minute later. So the clocks are measured again at once, and the
-   * call is sent once more with what is left of the caller's wait, if anything is.
+   * batch is sent once more with what is left of the caller's wait, if anything is. The deadline counts from
+   * `madeAt` (Date.now() of the batch's first call), when the callers started waiting.
    */
-  private async callInTime(op: StoreOp, rules: PlannedRule[]): Promise<number[]> {
+  private async callInTime(calls: readonly ScriptCall[], madeAt: number, crossSlot = false): Promise<number[]> {
     const sentAt = performance.now();
-    let reply = await this.call(op, rules);
+    let reply = await this.call(calls, this.timeoutMs, madeAt, crossSlot);
     if (!isLate(reply)) return reply;
     let roundTripMs = performance.now() - sentAt;
     const timeoutMs = this.timeoutMs;
@@ -155,7 +264,7 @@ export class RedisStore implements RateLimitStore {
       const leftMs = timeoutMs - (performance.now() - sentAt);
       if (leftMs >= 1) {
         const resentAt = performance.now();
-        reply = await this.call(op, rules, leftMs);
+        reply = await this.call(calls, leftMs, Date.now(), crossSlot);
         if (!isLate(reply)) return reply;
         roundTripMs = performance.now() - resentAt;
       }
@@ -163,15 +272,21 @@ export class RedisStore implements RateLimitStore {
     throw new RateLimitDeadlineError({ roundTripMs, timeoutMs });
   }
 
-  private call(op: StoreOp, rules: PlannedRule[], waitMs = this.timeoutMs): Promise<number[]> {
+  private call(calls: readonly ScriptCall[], waitMs: number | undefined, since: number, crossSlot: boolean): Promise<number[]> {
+    const head: (string | number)[] = [this.clock ? Math.floor(this.clock() * 1000) : '', this.deadline(waitMs, since)];
     const keys: string[] = [];
-    const argv: (string | number)[] = [this.clock ? Math.floor(this.clock() * 1000) : '', op, this.deadline(waitMs)];
-    for (const r of rules) {
-      keys.push(r.keys.state, r.keys.block);
-      argv.push(r.definition.tag, r.rule.limit, r.rule.windowMs, r.rule.blockMs, r.params.param, r.cost);
+    const argv: (string | number)[] = [];
+    if (crossSlot) {
+      // KEYS: the first call's keys (one slot: they route the batch); the others' keys follow in ARGV.
+      encodeCall(calls[0], keys, argv);
+      const others: string[] = [];
+      for (let i = 1; i < calls.length; i++) encodeCall(calls[i], others, argv);
+      return this.send(CROSS_SLOT, keys, [...head, others.length, ...others, ...argv]);
     }
-    const script = rules.every((r) => r.definition === rules[0].definition) ? commandName(rules[0].definition.script) : COMBINED;
-    return this.send(script, keys, argv);
+    for (const call of calls) encodeCall(call, keys, argv);
+    const first = calls[0].rules[0].definition;
+    const same = calls.every((c) => c.rules.every((r) => r.definition === first));
+    return this.send(same ? commandName(first.script) : COMBINED, keys, [...head, 0, ...argv]);
   }
 
   /**
@@ -189,12 +304,12 @@ export class RedisStore implements RateLimitStore {
     }
   }
 
-  /** The deadline ARGV: now + `waitMs` in Redis's clock, once that clock has been measured; '' otherwise. */
-  private deadline(waitMs: number | undefined): number | '' {
+  /** The deadline ARGV: `since` + `waitMs` in Redis's clock, once that clock has been measured; '' otherwise. */
+  private deadline(waitMs: number | undefined, since: number): number | '' {
     if (waitMs === undefined) return '';
     const now = Date.now();
     if (now - this.syncedAt > CLOCK_SYNC_MS && !this.syncing) void this.measureClock();
-    return this.offsetUs === undefined ? '' : Math.floor((now + waitMs) * 1000 + this.offsetUs);
+    return this.offsetUs === undefined ? '' : Math.floor((since + waitMs) * 1000 + this.offsetUs);
   }
 
   private measureClock(): Promise<void> {
@@ -263,7 +378,7 @@ export class RedisStore implements RateLimitStore {
    * store failing, and it is thrown, once every refund has been tried, so the failure policy decides.
    */
   private async giveBack(consumed: PlannedRule[], why: string): Promise<void> {
-    const settled = await Promise.allSettled(consumed.map((r) => this.callInTime('refund', [r])));
+    const settled = await Promise.allSettled(consumed.map((r) => this.run('refund', [r])));
     const failed = settled.flatMap((s, i) => (s.status === 'rejected' ? [{ rule: consumed[i].rule.name, error: s.reason as Error }] : []));
     if (failed.length === 0) return;
     const message =

@@ -1,5 +1,21 @@
--- Shared tail of every rate-limit script: reads the rules from KEYS/ARGV, applies the lockouts, and decides
--- all-or-nothing: with several rules, each is checked first and state is written only if all admit.
+-- Shared tail of every rate-limit script: decides a batch of calls, in order, each as if it were a script call of
+-- its own (RedisStore coalesces the calls of one event-loop turn; a lone call is a batch of one). TIME and the
+-- deadline are read once for the batch. A call of several rules is all-or-nothing: each rule is checked first
+-- and state is written only if all admit. See the contract below for KEYS and ARGV.
+--[[
+  KEYS        per call, per rule: its state key, then its lockout key only when its lockout is > 0
+  ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
+  ARGV[2]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written
+  ARGV[3]     m: how many of the keys are not in KEYS but in ARGV[4 .. 3+m], after those of KEYS (a Cluster batch,
+              whose KEYS must hash to one slot; see the cross-slot check below); 0 otherwise
+  then per call: its head, 'c' (consume) | 'p' (peek) | 'r' (refund), followed by its rule count when above 1
+              ('c3'); then per rule: algorithm id, limit, window (ms), lockout (ms, 0 = none), the algorithm's
+              parameter only for algorithms registered with `param = true`, cost (units; 0 for a peek)
+
+  Reply: per consume or peek call, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms; -1 =
+  never); nothing for a refund. { -1 }: the batch reached Redis after its deadline, nothing was written.
+  { -2 }: a key of ARGV[4 .. 3+m] is not served by this node (a slot moved), nothing was written.
+]]
 local now
 if ARGV[1] == '' then
   -- Redis's own clock, so that app hosts whose clocks disagree still share one window.
@@ -8,95 +24,168 @@ if ARGV[1] == '' then
 else
   now = tonumber(ARGV[1])
 end
-local op = ARGV[2]
 -- A caller that timed out has already decided without us; a command that reaches Redis after that (a stalled
 -- server, a full socket buffer) must not count what nobody is waiting for.
-local deadline = tonumber(ARGV[3])
+local deadline = tonumber(ARGV[2])
 if deadline and now > deadline then
   return { -1 }
 end
-local rules = {}
-for i = 1, #KEYS / 2 do
-  local a = 3 + (i - 1) * 6
-  rules[i] = {
-    algorithm = ALGORITHMS[ARGV[a + 1]],
-    limit = tonumber(ARGV[a + 2]),
-    window = tonumber(ARGV[a + 3]) * 1000,
-    block = tonumber(ARGV[a + 4]) * 1000,
-    param = tonumber(ARGV[a + 5]),
-    cost = tonumber(ARGV[a + 6]),
-    key = KEYS[2 * i - 1],
-    block_key = KEYS[2 * i],
-  }
-end
 
-if op == 'refund' then
-  for _, r in ipairs(rules) do
-    r.algorithm.refund(r, now, r.cost)
+local keys, a = KEYS, 3
+local extra = tonumber(ARGV[3])
+if extra > 0 then
+  -- A key another node serves (or one a migration already moved) fails any command on it, and a failure midway
+  -- would leave the earlier calls written and their callers told of an error. So every key is tried first with
+  -- a read that cannot fail the script, before anything is written; the caller then sends each call on its own.
+  keys = {}
+  for i = 1, #KEYS do
+    keys[i] = KEYS[i]
   end
-  return { 1 }
+  for i = 1, extra do
+    local key = ARGV[3 + i]
+    local ok = redis.pcall('EXISTS', key)
+    if type(ok) == 'table' and ok.err then
+      return { -2 }
+    end
+    keys[#KEYS + i] = key
+  end
+  a = 3 + extra
 end
+local k = 0
+local reply, n = {}, 0
 
--- A single rule can write as it checks; several must all be checked before any writes.
-local write_now = op == 'consume' and #rules == 1
-local decisions = {}
-local all = true
-for i, r in ipairs(rules) do
-  local d
+-- Reads the next rule of ARGV and KEYS into `r` (a table reused across calls: most calls have one rule).
+local function read_rule(r)
+  local algorithm = ALGORITHMS[ARGV[a + 1]]
+  r.algorithm = algorithm
+  r.limit = tonumber(ARGV[a + 2])
+  r.window = tonumber(ARGV[a + 3]) * 1000
+  r.block = tonumber(ARGV[a + 4]) * 1000
+  a = a + 4
+  if algorithm.param then
+    a = a + 1
+    r.param = tonumber(ARGV[a])
+  end
+  a = a + 1
+  r.cost = tonumber(ARGV[a])
+  k = k + 1
+  r.key = keys[k]
   if r.block > 0 then
-    -- The lockout key holds when it started, so the current rule's length applies (a shortened one at once); at
-    -- most that length from now, even if the clock stepped back.
-    local started = get_number(r.block_key)
-    local left = started and math.min(started + r.block - now, r.block)
-    if left and left > 0 then
-      -- The algorithm is asked too, writing nothing: the wait reported must also be enough to pass it then.
-      local own = { r.algorithm.check(r, now, r.cost, false) }
-      if own[1] then
-        -- It would pass: report its state as it is, not as it would be after a charge that is not made.
-        own = { r.algorithm.check(r, now, 0, false) }
-      end
-      d = { false, 0, math.max(own[3], left), own[4] < 0 and -1 or math.max(own[4], left), blocked = true }
-    end
-  end
-  if not d then
-    d = { r.algorithm.check(r, now, r.cost, write_now) }
-  end
-  all = all and d[1]
-  decisions[i] = d
-end
-
-if op == 'consume' then
-  if all and not write_now then
-    -- Each state key appears once (the stores merge repeated entries into one rule), so this check sees the state
-    -- the first pass saw and admits again: `all` stays true of what is charged.
-    for i, r in ipairs(rules) do
-      decisions[i] = { r.algorithm.check(r, now, r.cost, true) }
-    end
-  elseif not all then
-    for i, r in ipairs(rules) do
-      local d = decisions[i]
-      if d[1] and not write_now then
-        -- Nothing was charged: report this rule's state as it is, not as it would have been after the charge.
-        d = { r.algorithm.check(r, now, 0, false) }
-        decisions[i] = d
-      elseif not d[1] and r.block > 0 and not d.blocked then
-        redis.call('SET', r.block_key, int(now), 'PX', r.block / 1000)
-        -- The wait is the longer of the lockout and the algorithm's own: waiting the lockout alone could be
-        -- refused again, and start another lockout.
-        d[3] = math.max(d[3], r.block)
-        if d[4] >= 0 then
-          d[4] = math.max(d[4], r.block)
-        end
-      end
-    end
+    k = k + 1
+    r.block_key = keys[k]
   end
 end
 
-local reply = { all and 1 or 0 }
-for _, d in ipairs(decisions) do
-  reply[#reply + 1] = d[1] and 1 or 0
-  reply[#reply + 1] = d[2]
-  reply[#reply + 1] = ceil_ms(d[3])
-  reply[#reply + 1] = d[4] < 0 and -1 or ceil_ms(d[4])
+-- The lockout's time left (µs) when rule `r` is locked out, else nil. The lockout key holds when it started, so the
+-- current rule's length applies (a shortened one at once); at most that length from now, even if the clock stepped back.
+local function lockout_left(r)
+  if r.block == 0 then
+    return nil
+  end
+  local started = get_number(r.block_key)
+  local left = started and math.min(started + r.block - now, r.block)
+  if left and left > 0 then
+    return left
+  end
+  return nil
+end
+
+-- A locked-out rule's decision. The algorithm is asked too, writing nothing: the wait reported must also be enough
+-- to pass it then; if it would pass, its state is reported as it is, not as after a charge that is not made.
+local function locked_out(r, left)
+  local allowed, _, reset, retry = r.algorithm.check(r, now, r.cost, false)
+  if allowed then
+    allowed, _, reset, retry = r.algorithm.check(r, now, 0, false)
+  end
+  return false, 0, math.max(reset, left), retry < 0 and -1 or math.max(retry, left)
+end
+
+-- Starts rule `r`'s lockout after a refusal. The wait is the longer of the lockout and the algorithm's own: waiting
+-- the lockout alone could be refused again, and start another lockout.
+local function lock_out(r, reset, retry)
+  redis.call('SET', r.block_key, int(now), 'PX', r.block / 1000)
+  return math.max(reset, r.block), retry < 0 and -1 or math.max(retry, r.block)
+end
+
+local function push(allowed, remaining, reset, retry)
+  reply[n + 1] = allowed and 1 or 0
+  reply[n + 2] = remaining
+  reply[n + 3] = ceil_ms(reset)
+  reply[n + 4] = retry < 0 and -1 or ceil_ms(retry)
+  n = n + 4
+end
+
+-- One rule: it can write as it checks.
+local one = {}
+local function decide_one(op)
+  local r = one
+  read_rule(r)
+  if op == 'r' then
+    r.algorithm.refund(r, now, r.cost)
+    return
+  end
+  local left = lockout_left(r)
+  if left then
+    push(locked_out(r, left))
+    return
+  end
+  local allowed, remaining, reset, retry = r.algorithm.check(r, now, r.cost, op == 'c')
+  if op == 'c' and not allowed and r.block > 0 then
+    reset, retry = lock_out(r, reset, retry)
+  end
+  push(allowed, remaining, reset, retry)
+end
+
+-- Several rules: all are checked before any writes. Each state key appears once (the stores merge repeated
+-- entries into one rule), so the second check of an admitted call sees the state the first saw and admits again.
+local pool = {}
+local function decide_all(op, count)
+  for i = 1, count do
+    pool[i] = pool[i] or {}
+    read_rule(pool[i])
+  end
+  if op == 'r' then
+    for i = 1, count do
+      pool[i].algorithm.refund(pool[i], now, pool[i].cost)
+    end
+    return
+  end
+  local decisions, all = {}, true
+  for i = 1, count do
+    local r = pool[i]
+    local left = lockout_left(r)
+    local d
+    if left then
+      d = { locked_out(r, left) }
+      d.blocked = true
+    else
+      d = { r.algorithm.check(r, now, r.cost, false) }
+    end
+    all = all and d[1]
+    decisions[i] = d
+  end
+  for i = 1, count do
+    local r, d = pool[i], decisions[i]
+    if op == 'c' and all then
+      d = { r.algorithm.check(r, now, r.cost, true) }
+    elseif op == 'c' and d[1] then
+      -- Nothing was charged: report this rule's state as it is, not as it would have been after the charge.
+      d = { r.algorithm.check(r, now, 0, false) }
+    elseif op == 'c' and r.block > 0 and not d.blocked then
+      d[3], d[4] = lock_out(r, d[3], d[4])
+    end
+    push(d[1], d[2], d[3], d[4])
+  end
+end
+
+while a < #ARGV do
+  a = a + 1
+  local head = ARGV[a]
+  local op = string.sub(head, 1, 1)
+  if #head == 1 then
+    decide_one(op)
+  else
+    decide_all(op, tonumber(string.sub(head, 2)))
+  end
 end
 return reply

@@ -1,5 +1,6 @@
 -- Shared head of every rate-limit script: the table the driver dispatches on, and number helpers.
--- Each algorithm registers { check = fn(rule, now, cost, apply), refund = fn(rule, now, cost) } in ALGORITHMS.
+-- Each algorithm registers { check = fn(rule, now, cost, apply), refund = fn(rule, now, cost) } in ALGORITHMS,
+-- with `param = true` when its rules carry a parameter in ARGV (segments, refill, burst).
 -- check returns: allowed (boolean), remaining, reset_after (µs), retry_after (µs; -1 = never, for GCRA).
 local ALGORITHMS = {}
 
