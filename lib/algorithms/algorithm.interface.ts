@@ -7,10 +7,36 @@ export interface AlgorithmRule {
   window: number;
   /** segments (sliding window), refill (token bucket), max_burst + 1 (GCRA); unused otherwise. */
   param: number;
+  /**
+   * Token bucket and GCRA: the emission interval as [units, d] (see exact-instant.ts), worked out on first use and
+   * kept, since a rule's parameters are built once per rule by the memory store.
+   */
+  interval?: readonly [units: number, d: number];
 }
 
-/** allowed, remaining, reset after (µs), retry after (µs; -1 = never): what each Lua `check` returns. */
-export type CheckResult = [allowed: boolean, remaining: number, resetAfterUs: number, retryAfterUs: number];
+/**
+ * What each Lua `check` returns: allowed, remaining, reset after (µs), retry after (µs; -1 = never). The twins fill
+ * one the caller owns and return it, so that a decision builds no result it throws away.
+ */
+export interface CheckResult {
+  allowed: boolean;
+  remaining: number;
+  resetAfterUs: number;
+  retryAfterUs: number;
+}
+
+export function checkResult(): CheckResult {
+  return { allowed: false, remaining: 0, resetAfterUs: 0, retryAfterUs: 0 };
+}
+
+/** Fills `out` and returns it. */
+export function answer(out: CheckResult, allowed: boolean, remaining: number, resetAfterUs: number, retryAfterUs: number): CheckResult {
+  out.allowed = allowed;
+  out.remaining = remaining;
+  out.resetAfterUs = resetAfterUs;
+  out.retryAfterUs = retryAfterUs;
+  return out;
+}
 
 /** What the memory store keeps per key: the value a Redis key would hold, and when it would expire (µs). */
 export interface MemoryEntry<S> {
@@ -20,7 +46,8 @@ export interface MemoryEntry<S> {
 
 /** The in-memory twin of an algorithm's Lua: the same arithmetic, on a JS value instead of a Redis key. */
 export interface MemoryAlgorithm<S> {
-  check(entry: MemoryEntry<S>, r: AlgorithmRule, now: number, cost: number, apply: boolean): CheckResult;
+  /** The Lua `check`: fills `out` and returns it. */
+  check(entry: MemoryEntry<S>, r: AlgorithmRule, now: number, cost: number, apply: boolean, out: CheckResult): CheckResult;
   refund(entry: MemoryEntry<S>, r: AlgorithmRule, now: number, cost: number): void;
 }
 

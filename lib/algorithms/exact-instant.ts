@@ -7,7 +7,7 @@
  * The stored instant (the bucket's full-at, GCRA's TAT) is F µs plus r/d µs, 0 <= r < d: a plain integer F when
  * r = 0 (always so when the interval is a whole number of µs), else the pair [F, r] (Redis: the string "F:r").
  */
-import { expiryAfter, type MemoryEntry } from './algorithm.interface.js';
+import { expiryAfter, type AlgorithmRule, type MemoryEntry } from './algorithm.interface.js';
 
 export type Instant = number | [us: number, fraction: number];
 
@@ -50,6 +50,14 @@ export function intervalTag(windowUs: number, rate: number): string {
 }
 
 /**
+ * `window / rate` µs as [units, d] for a rule's parameters, worked out once per parameters object (the memory
+ * store builds one per rule) rather than a gcd per decision.
+ */
+export function intervalOf(r: AlgorithmRule, rate: number): readonly [units: number, d: number] {
+  return (r.interval ??= reducedInterval(r.window, rate));
+}
+
+/**
  * How far the entry's instant is ahead of now, in units of 1/d µs: 0 when it has passed (or there is none), and at
  * most `cap`. An instant further ahead (a rule whose capacity was lowered) is moved back to now + cap, so that the
  * lowered capacity applies at once and time runs from there: a clamp on read alone would never come down.
@@ -57,20 +65,23 @@ export function intervalTag(windowUs: number, rate: number): string {
 export function unitsUntil(entry: MemoryEntry<Instant>, now: number, d: number, cap: number): number {
   const value = entry.value;
   if (value === undefined) return 0;
-  const [at, fraction] = typeof value === 'number' ? [value, 0] : value;
-  const us = at - now;
+  const plain = typeof value === 'number';
+  const us = (plain ? value : value[0]) - now;
   if (us < 0) return 0;
+  const units = us * d + (plain ? 0 : value[1]);
   // Compared in whole µs first, so that an instant far ahead is never multiplied by d.
-  if (us < ceilDiv(cap, d) && us * d + fraction <= cap) return us * d + fraction;
-  const moved = instantAfter(now, cap, d);
-  entry.value = moved.value;
-  entry.expiresAt = expiryAfter(now, moved.us);
+  if (us < ceilDiv(cap, d) && units <= cap) return units;
+  storeInstant(entry, now, cap, d);
   return cap;
 }
 
-/** The instant `units` units of 1/d µs after now, and how long it is from now in whole µs, rounded up (the TTL). */
-export function instantAfter(now: number, units: number, d: number): { value: Instant; us: number } {
+/**
+ * Stores in the entry the instant `units` units of 1/d µs after now, expiring then (in whole µs, rounded up, as
+ * the Lua's PEXPIRE does).
+ */
+export function storeInstant(entry: MemoryEntry<Instant>, now: number, units: number, d: number): void {
   const us = idiv(units, d);
   const fraction = units - us * d;
-  return { value: fraction === 0 ? now + us : [now + us, fraction], us: ceilDiv(units, d) };
+  entry.value = fraction === 0 ? now + us : [now + us, fraction];
+  entry.expiresAt = expiryAfter(now, fraction === 0 ? us : us + 1);
 }

@@ -1,8 +1,8 @@
-import { expiryAfter, type MemoryAlgorithm } from './algorithm.interface.js';
+import { answer, expiryAfter, type MemoryAlgorithm } from './algorithm.interface.js';
 
 /** Twin of lua/sliding-log.lua: the sorted set becomes an ascending array of entry times (µs). */
 export const slidingLogMemory: MemoryAlgorithm<number[]> = {
-  check(entry, r, now, cost, apply) {
+  check(entry, r, now, cost, apply, out) {
     const log = entry.value ?? [];
     let expired = 0;
     while (expired < log.length && log[expired] <= now - r.window) expired++;
@@ -18,11 +18,11 @@ export const slidingLogMemory: MemoryAlgorithm<number[]> = {
         entry.value = log;
         entry.expiresAt = expiryAfter(now, at + r.window - now);
       }
-      if (cost === 0) return [true, r.limit - count, newest === undefined ? 0 : newest + r.window - now, 0];
-      return [true, r.limit - count - cost, at + r.window - now, 0];
+      if (cost === 0) return answer(out, true, r.limit - count, newest === undefined ? 0 : newest + r.window - now, 0);
+      return answer(out, true, r.limit - count - cost, at + r.window - now, 0);
     }
     const freeing = log[count + cost - r.limit - 1];
-    return [false, r.limit - count, (newest as number) + r.window - now, freeing + r.window - now];
+    return answer(out, false, r.limit - count, (newest as number) + r.window - now, freeing + r.window - now);
   },
   refund(entry, _r, _now, cost) {
     entry.value?.splice(Math.max(0, entry.value.length - cost), cost);

@@ -42,3 +42,17 @@ export function ruleKeys(prefix: string, rule: RateLimitRule, tracker: string): 
 export function leaseKey(prefix: string, rule: RateLimitRule, tracker: string): string {
   return `${prefix}:${rule.name}:cc:{${trackerSegment(tracker)}}`;
 }
+
+/** Trackers up to this many UTF-16 code units are the memory store's keys as they are; longer ones, their digest. */
+const MAX_RAW_MEMORY_TRACKER = 256;
+
+/**
+ * The tracker as the memory store keys it within one rule's keys: as is (the caller's string, whose hash V8 keeps,
+ * so nothing is built or hashed again) unless long or starting with `#`, else `#` + its digest, as in
+ * `trackerSegment`. Two trackers get one key only if their digests collide, as in Redis; memory stays bounded.
+ */
+export function memoryTrackerKey(tracker: string): string {
+  if (tracker.length <= MAX_RAW_MEMORY_TRACKER && tracker.charCodeAt(0) !== HASHED_MARK) return tracker;
+  return '#' + textDigest(tracker).slice(0, 32);
+}
+const HASHED_MARK = 0x23; // '#'

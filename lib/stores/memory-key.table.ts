@@ -21,11 +21,23 @@ const EXPIRED_PER_SWEEP = 64;
 const SWEEP_EVERY = 32;
 
 /**
+ * The keys of one namespace, by tracker: one rule's state (`<prefix>:<rule>:<tag>:`) or its lockouts. A decision
+ * looks its key up by the caller's tracker string, whose hash V8 keeps on the string, instead of building and
+ * hashing a whole key string each time.
+ */
+export class KeySpace {
+  readonly nodes = new Map<string, KeyNode>();
+  /** False once the table has forgotten this (empty) space: whoever kept it asks the table for the name again. */
+  attached = true;
+  constructor(readonly name: string) {}
+}
+
+/**
  * An entry and its place in its list. The algorithms see only `value` and `expiresAt`; the links are intrusive, so
  * moving a key to the young end is a few pointer writes, with no Map delete and insert (which leave holes that
  * every later walk of the Map pays for).
  */
-class KeyNode implements MemoryEntry<unknown> {
+export class KeyNode implements MemoryEntry<unknown> {
   value: unknown = undefined;
   expiresAt = 0;
   /** Toward the young end (the list's sentinel from the youngest). */
@@ -34,7 +46,10 @@ class KeyNode implements MemoryEntry<unknown> {
   older: KeyNode = this;
   /** The list it is on, or DETACHED when it is not stored (never written, dropped, or cleared). */
   list = DETACHED;
-  constructor(readonly key: string) {}
+  constructor(
+    readonly space: KeySpace,
+    readonly key: string,
+  ) {}
 }
 
 /**
@@ -46,26 +61,47 @@ class KeyNode implements MemoryEntry<unknown> {
  * newest `probationFloor` keys, so a new tracker is still counted when the other lists fill the table.
  */
 export class MemoryKeyTable {
-  private readonly map = new Map<string, KeyNode>();
+  private readonly spaces = new Map<string, KeySpace>();
+  /** Spaces held when empty spaces were last forgotten: more than twice as many, and they are looked for again. */
+  private spacesAfterPrune = 0;
+  /** The space of the string-keyed methods (`get`, `set`, `delete`). */
+  private readonly plain: KeySpace;
   /** One sentinel per list: `sentinel.older` is the youngest key, `sentinel.younger` the oldest. */
-  private readonly lists = [new KeyNode(''), new KeyNode(''), new KeyNode('')];
+  private readonly lists: KeyNode[];
   private readonly counts = [0, 0, 0];
+  private stored = 0;
   /** Keys seen once that the other lists cannot push out. */
   readonly probationFloor: number;
   private writes = 0;
 
   constructor(readonly maxKeys: number) {
     this.probationFloor = Math.max(1, Math.floor(maxKeys / 8));
+    this.plain = this.space('');
+    const none = new KeySpace('');
+    this.lists = [new KeyNode(none, ''), new KeyNode(none, ''), new KeyNode(none, '')];
   }
 
   get size(): number {
-    return this.map.size;
+    return this.stored;
   }
 
-  /** The live entry for a key, or a new empty one (not stored until `set`) when it is missing or expired. */
-  get(key: string, now: number): MemoryEntry<unknown> {
-    const node = this.map.get(key);
-    if (node === undefined) return new KeyNode(key);
+  /**
+   * The space of this name, kept for as long as it holds keys. Empty spaces are forgotten once they are more than
+   * half of all, so that rules come and go (names made per call, config reloads) without the table growing.
+   */
+  space(name: string): KeySpace {
+    let space = this.spaces.get(name);
+    if (space === undefined) {
+      if (this.spaces.size >= 2 * this.spacesAfterPrune + 64) this.pruneSpaces();
+      this.spaces.set(name, (space = new KeySpace(name)));
+    }
+    return space;
+  }
+
+  /** The live entry for a tracker in a space, or a new empty one (not stored until `commit`) when it is missing or expired. */
+  lookup(space: KeySpace, key: string, now: number): KeyNode {
+    const node = space.nodes.get(key);
+    if (node === undefined) return new KeyNode(space, key);
     if (node.expiresAt > now) return node;
     // Expired: dropped, and the node reused as the empty entry.
     this.remove(node);
@@ -75,47 +111,105 @@ export class MemoryKeyTable {
   }
 
   /**
-   * Stores an entry (one returned by `get`, or any other object, whose fields are then copied), or drops the key
-   * if the entry holds nothing. A key already stored moves to the young end of its list, from probation to
-   * protected; a new one starts on probation, or on the lockout list.
+   * Stores a node `lookup` returned, as the algorithm left it, or drops its key if it holds nothing. A key already
+   * stored moves to the young end of its list, from probation to protected; a new one starts on probation, or on
+   * the lockout list.
    */
-  set(key: string, entry: MemoryEntry<unknown>, now: number, kind: KeyKind = 'state'): void {
-    // A node `get` returned that is still stored needs no lookup; anything else (a fresh node, a literal, a node
-    // dropped since it was read) is matched to its key here.
-    const node = entry instanceof KeyNode && entry.list !== DETACHED && entry.key === key ? entry : this.map.get(key);
-    if (node === undefined) {
-      if (entry.value !== undefined) this.insert(key, entry, now, kind);
-    } else {
-      if (node !== entry) {
-        node.value = entry.value;
-        node.expiresAt = entry.expiresAt;
-      }
+  commit(node: KeyNode, now: number, kind: KeyKind = 'state'): void {
+    if (node.list !== DETACHED) {
       if (node.value === undefined) this.remove(node);
       else this.touch(node, kind);
+    } else if (node.value !== undefined) {
+      // Read before another node of the key was stored (or before it was dropped): the later write wins.
+      const current = node.space.nodes.get(node.key);
+      if (current === undefined) this.insert(node, now, kind);
+      else this.copyInto(current, node, kind);
+    } else {
+      const current = node.space.nodes.get(node.key);
+      if (current !== undefined) this.remove(current);
     }
     if (++this.writes % SWEEP_EVERY === 0) this.sweep(now);
   }
 
-  delete(key: string): void {
-    const node = this.map.get(key);
+  /** The value of a tracker's live key in a space, or undefined (an expired key is dropped): a read that writes nothing back. */
+  valueOf(space: KeySpace, key: string, now: number): unknown {
+    const node = space.nodes.get(key);
+    if (node === undefined) return undefined;
+    if (node.expiresAt > now) return node.value;
+    this.remove(node);
+    return undefined;
+  }
+
+  /** Forgets a tracker's key in a space. */
+  forget(space: KeySpace, key: string): void {
+    const node = space.nodes.get(key);
     if (node !== undefined) this.remove(node);
+  }
+
+  /** The live entry for a key of the plain space (see `lookup`). */
+  get(key: string, now: number): MemoryEntry<unknown> {
+    return this.lookup(this.plain, key, now);
+  }
+
+  /**
+   * Stores an entry of the plain space (one returned by `get`, or any other object, whose fields are then copied),
+   * or drops the key if the entry holds nothing.
+   */
+  set(key: string, entry: MemoryEntry<unknown>, now: number, kind: KeyKind = 'state'): void {
+    if (entry instanceof KeyNode && entry.space === this.plain && entry.key === key) {
+      this.commit(entry, now, kind);
+      return;
+    }
+    const node = this.lookup(this.plain, key, now);
+    node.value = entry.value;
+    node.expiresAt = entry.expiresAt;
+    this.commit(node, now, kind);
+  }
+
+  delete(key: string): void {
+    this.forget(this.plain, key);
   }
 
   clear(): void {
     // Entries read before the clear must not pass for stored ones if they are written back.
-    for (const node of this.map.values()) node.list = DETACHED;
-    this.map.clear();
+    for (const space of this.spaces.values()) {
+      for (const node of space.nodes.values()) node.list = DETACHED;
+      space.nodes.clear();
+    }
     for (const sentinel of this.lists) sentinel.younger = sentinel.older = sentinel;
     this.counts.fill(0);
+    this.stored = 0;
   }
 
-  private insert(key: string, entry: MemoryEntry<unknown>, now: number, kind: KeyKind): void {
-    const node = entry instanceof KeyNode && entry.key === key ? entry : new KeyNode(key);
-    node.value = entry.value;
-    node.expiresAt = entry.expiresAt;
-    this.map.set(key, node);
+  private pruneSpaces(): void {
+    for (const [name, space] of this.spaces) {
+      if (space.nodes.size === 0 && space !== this.plain) {
+        space.attached = false;
+        this.spaces.delete(name);
+      }
+    }
+    this.spacesAfterPrune = this.spaces.size;
+  }
+
+  private copyInto(current: KeyNode, from: KeyNode, kind: KeyKind): void {
+    current.value = from.value;
+    current.expiresAt = from.expiresAt;
+    this.touch(current, kind);
+  }
+
+  private insert(node: KeyNode, now: number, kind: KeyKind): void {
+    // A space forgotten while this node was read (it was emptied): the node goes to the one that has its name now.
+    const space = node.space.attached ? node.space : this.space(node.space.name);
+    if (space !== node.space) {
+      const moved = new KeyNode(space, node.key);
+      moved.value = node.value;
+      moved.expiresAt = node.expiresAt;
+      node = moved;
+    }
+    space.nodes.set(node.key, node);
+    this.stored++;
     this.link(node, kind === 'lockout' ? LOCKOUT : PROBATION);
-    if (this.map.size > this.maxKeys) this.evict(node, now);
+    if (this.stored > this.maxKeys) this.evict(node, now);
   }
 
   /** Moves a stored node to the young end of the list it belongs on now (written again: off probation). */
@@ -128,10 +222,10 @@ export class MemoryKeyTable {
 
   /** Makes room for `fresh`, just inserted: expired keys first, then by list (see the class comment). */
   private evict(fresh: KeyNode, now: number): void {
-    for (let list = PROBATION; list <= LOCKOUT && this.map.size > this.maxKeys; list++) {
+    for (let list = PROBATION; list <= LOCKOUT && this.stored > this.maxKeys; list++) {
       this.dropExpired(list, now, EXPIRED_PER_EVICTION);
     }
-    while (this.map.size > this.maxKeys) this.remove(this.victim(fresh));
+    while (this.stored > this.maxKeys) this.remove(this.victim(fresh));
   }
 
   /** The oldest key of the first list in eviction order that has one other than `fresh`. */
@@ -159,7 +253,8 @@ export class MemoryKeyTable {
   private remove(node: KeyNode): void {
     this.unlink(node);
     node.list = DETACHED;
-    this.map.delete(node.key);
+    node.space.nodes.delete(node.key);
+    this.stored--;
   }
 
   private link(node: KeyNode, list: number): void {

@@ -1,13 +1,15 @@
-import type { CheckResult, MemoryEntry } from '../algorithms/algorithm.interface.js';
-import { expiryAfter } from '../algorithms/algorithm.interface.js';
+import { checkResult, expiryAfter, type CheckResult } from '../algorithms/algorithm.interface.js';
 import { throttle, type ThrottleReply } from '../algorithms/gcra.throttle.js';
 import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
 import type { Clock } from '../interfaces/clock.interface.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
-import { MemoryKeyTable, type KeyKind } from './memory-key.table.js';
-import { ceilMs, expandDecisions, planRules, toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
+import { memoryTrackerKey } from '../keys/key.builder.js';
+import { checkEntry } from './call.validator.js';
+import { MemoryKeyTable } from './memory-key.table.js';
+import { MemoryRulePlans, type MemoryRulePlan } from './memory-rule.plan.js';
+import { ceilMs, expandDecisions, planRules, type StoreOp } from './store.plan.js';
 
 export interface MemoryStoreOptions {
   /** Prefix of every key, as in Redis. @default 'rl' */
@@ -32,9 +34,12 @@ const monotonic: Clock = () => performance.timeOrigin + performance.now();
  */
 export class MemoryStore implements RateLimitStore {
   private readonly entries: MemoryKeyTable;
+  private readonly plans: MemoryRulePlans;
   private readonly prefix: string;
   private readonly clock: Clock;
   private readonly maxKeys: number;
+  /** The single-rule calls' check result, filled in place: decisions are synchronous, so one is enough. */
+  private readonly scratch = checkResult();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.prefix = options.keyPrefix ?? 'rl';
@@ -44,6 +49,7 @@ export class MemoryStore implements RateLimitStore {
       throw new RateLimitConfigError('maxKeys', options.maxKeys, 'a positive integer: the most keys the memory store keeps');
     }
     this.entries = new MemoryKeyTable(this.maxKeys);
+    this.plans = new MemoryRulePlans(this.prefix, this.entries);
   }
 
   /** Keys held now (rule state and lockouts). */
@@ -52,19 +58,32 @@ export class MemoryStore implements RateLimitStore {
   }
 
   async consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    return this.run('consume', [{ key, rule }], cost).decisions[0];
+    return this.consumeOne(this.plan(key, rule, cost, 'consume'), key, cost);
   }
 
   async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
+    if (entries.length === 1) {
+      // One rule alone is what the driver does for one rule; no plan of the call is needed.
+      const { key, rule, cost: own = cost } = entries[0];
+      const decision = this.consumeOne(this.plan(key, rule, own, 'consume'), key, own);
+      return { allowed: decision.allowed, decisions: [decision] };
+    }
     return this.run('consume', entries, cost);
   }
 
   async peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    return this.run('peek', [{ key, rule }], cost).decisions[0];
+    const plan = this.plan(key, rule, cost, 'peek');
+    const now = this.now();
+    const id = memoryTrackerKey(key);
+    const out = this.scratch;
+    const left = plan.blockUs > 0 ? this.lockoutLeft(plan, id, now) : 0;
+    if (left > 0) this.blockedCheck(plan, id, cost, now, left, out);
+    else this.check(plan, id, now, cost, false, out);
+    return decision(plan, out);
   }
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
-    this.run('refund', [{ key, rule }], cost);
+    this.refundOne(this.plan(key, rule, cost, 'refund'), memoryTrackerKey(key), cost, this.now());
   }
 
   /** redis-cell's `CL.THROTTLE key max_burst count period [quantity]` (period in seconds), with its five-value reply. */
@@ -73,9 +92,10 @@ export class MemoryStore implements RateLimitStore {
   }
 
   async reset(key: string, rule: RateLimitRule): Promise<void> {
-    const [planned] = planRules(this.prefix, [{ key, rule }], 0, 'peek').rules;
-    this.entries.delete(planned.keys.state);
-    this.entries.delete(planned.keys.block);
+    const plan = this.plan(key, rule, 0, 'peek');
+    const id = memoryTrackerKey(key);
+    this.entries.forget(this.plans.state(plan), id);
+    this.entries.forget(this.plans.lockout(plan), id);
   }
 
   /** Drops everything. */
@@ -83,80 +103,120 @@ export class MemoryStore implements RateLimitStore {
     this.entries.clear();
   }
 
-  /** Mirrors lua/includes/driver.lua step by step. */
+  /** The rule's plan, the call checked: a cached plan needs only the checks that depend on the call. */
+  private plan(key: string, rule: RateLimitRule, cost: number, op: StoreOp): MemoryRulePlan {
+    const plan = this.plans.get(rule);
+    if (plan === undefined) return this.plans.build(rule, key, cost, op);
+    if (typeof key !== 'string' || !Number.isSafeInteger(cost) || cost < (op === 'peek' ? 0 : 1) || (op !== 'refund' && cost > plan.maxCost)) {
+      checkEntry(key, rule, cost, op);
+    }
+    return plan;
+  }
+
+  private now(): number {
+    return Math.floor(this.clock() * 1000);
+  }
+
+  /** driver.lua for one rule: the lockout, the check that charges, and a lockout started by a refusal. */
+  private consumeOne(plan: MemoryRulePlan, key: string, cost: number): Decision {
+    const now = this.now();
+    const id = memoryTrackerKey(key);
+    const out = this.scratch;
+    if (plan.blockUs === 0) return decision(plan, this.check(plan, id, now, cost, true, out));
+    const left = this.lockoutLeft(plan, id, now);
+    if (left > 0) return decision(plan, this.blockedCheck(plan, id, cost, now, left, out));
+    this.check(plan, id, now, cost, true, out);
+    if (!out.allowed) this.lockOut(plan, id, now, out);
+    return decision(plan, out);
+  }
+
+  /** Mirrors lua/includes/driver.lua step by step, for calls of several entries. */
   private run(op: StoreOp, entries: readonly RuleKey[], cost: number): MultiDecision {
     const plan = planRules(this.prefix, entries, cost, op);
-    const rules = plan.rules;
-    const now = Math.floor(this.clock() * 1000);
+    const rules = plan.rules.map((r) => ({ plan: this.plans.get(r.rule) ?? this.plans.build(r.rule, r.tracker, 0, 'peek'), id: memoryTrackerKey(r.tracker), cost: r.cost }));
+    const now = this.now();
     if (op === 'refund') {
-      for (const r of rules) {
-        const entry = this.read(r.keys.state, now);
-        r.definition.memory.refund(entry, r.params, now, r.cost);
-        this.write(r.keys.state, entry, now);
-      }
+      for (const r of rules) this.refundOne(r.plan, r.id, r.cost, now);
       return { allowed: true, decisions: [] };
     }
     const writeNow = op === 'consume' && rules.length === 1;
     let all = true;
     const blocked: boolean[] = [];
     const results = rules.map((r, i): CheckResult => {
-      // The lockout entry holds when it started, so the current rule's length applies; at most that length from now.
-      const started = r.blockUs > 0 ? (this.read(r.keys.block, now).value as number | undefined) : undefined;
-      const left = started === undefined ? 0 : Math.min(started + r.blockUs - now, r.blockUs);
+      const left = r.plan.blockUs > 0 ? this.lockoutLeft(r.plan, r.id, now) : 0;
       blocked[i] = left > 0;
-      let result: CheckResult;
-      if (blocked[i]) {
-        // The algorithm is asked too, writing nothing: the wait reported must also be enough to pass it then. If
-        // it would pass, its state is reported as it is, not as it would be after a charge that is not made.
-        let own = this.check(r, now, false);
-        if (own[0]) own = this.check({ ...r, cost: 0 }, now, false);
-        const [, , reset, retry] = own;
-        result = [false, 0, Math.max(reset, left), retry < 0 ? -1 : Math.max(retry, left)];
-      } else {
-        result = this.check(r, now, writeNow);
-      }
-      all &&= result[0];
+      const result = blocked[i] ? this.blockedCheck(r.plan, r.id, r.cost, now, left, checkResult()) : this.check(r.plan, r.id, now, r.cost, writeNow, checkResult());
+      all &&= result.allowed;
       return result;
     });
     if (op === 'consume' && all && !writeNow) {
-      rules.forEach((r, i) => (results[i] = this.check(r, now, true)));
+      rules.forEach((r, i) => this.check(r.plan, r.id, now, r.cost, true, results[i]));
     } else if (op === 'consume' && !all) {
       rules.forEach((r, i) => {
         const d = results[i];
-        if (d[0]) {
+        if (d.allowed) {
           // Nothing was charged: report this rule's state as it is, not as it would have been after the charge.
-          if (!writeNow) results[i] = this.check({ ...r, cost: 0 }, now, false);
+          if (!writeNow) this.check(r.plan, r.id, now, 0, false, d);
           return;
         }
-        if (r.blockUs === 0 || blocked[i]) return;
-        this.write(r.keys.block, { value: now, expiresAt: expiryAfter(now, r.blockUs) }, now, 'lockout');
-        // The longer of the lockout and the algorithm's own wait: the lockout alone could be refused again.
-        d[2] = Math.max(d[2], r.blockUs);
-        if (d[3] >= 0) d[3] = Math.max(d[3], r.blockUs);
+        if (r.plan.blockUs > 0 && !blocked[i]) this.lockOut(r.plan, r.id, now, d);
       });
     }
-    return expandDecisions(plan, {
-      allowed: all,
-      decisions: results.map(([allowed, remaining, reset, retry], i) =>
-        toDecision(rules[i], allowed, remaining, ceilMs(reset), retry < 0 ? -1 : ceilMs(retry)),
-      ),
-    });
+    return expandDecisions(plan, { allowed: all, decisions: results.map((result, i) => decision(rules[i].plan, result)) });
   }
 
-  private check(r: PlannedRule, now: number, apply: boolean): CheckResult {
-    const entry = this.read(r.keys.state, now);
-    const result = r.definition.memory.check(entry, r.params, now, r.cost, apply);
-    this.write(r.keys.state, entry, now);
-    return result;
+  /** The lockout time left (µs): the entry holds when it started, so the current rule's length applies, at most that from now. */
+  private lockoutLeft(plan: MemoryRulePlan, id: string, now: number): number {
+    const started = this.entries.valueOf(this.plans.lockout(plan), id, now) as number | undefined;
+    return started === undefined ? 0 : Math.min(started + plan.blockUs - now, plan.blockUs);
   }
 
-  /** The live entry for a key, or an empty one (not stored until written) when it is missing or expired. */
-  private read(key: string, now: number): MemoryEntry<unknown> {
-    return this.entries.get(key, now);
+  /**
+   * A refusal by a lockout. The algorithm is asked too, writing nothing: the wait reported must also be enough to
+   * pass it then. If it would pass, its state is reported as it is, not as it would be after a charge not made.
+   */
+  private blockedCheck(plan: MemoryRulePlan, id: string, cost: number, now: number, left: number, out: CheckResult): CheckResult {
+    this.check(plan, id, now, cost, false, out);
+    if (out.allowed) this.check(plan, id, now, 0, false, out);
+    out.allowed = false;
+    out.remaining = 0;
+    out.resetAfterUs = Math.max(out.resetAfterUs, left);
+    if (out.retryAfterUs >= 0) out.retryAfterUs = Math.max(out.retryAfterUs, left);
+    return out;
   }
 
-  /** Stores an entry, or drops it if it holds nothing; `kind` 'lockout' for a lockout, which is forgotten last. */
-  private write(key: string, entry: MemoryEntry<unknown>, now: number, kind: KeyKind = 'state'): void {
-    this.entries.set(key, entry, now, kind);
+  /** Starts the lockout of a refused rule; the wait is the longer of it and the algorithm's own (the lockout alone could be refused again). */
+  private lockOut(plan: MemoryRulePlan, id: string, now: number, out: CheckResult): void {
+    const node = this.entries.lookup(this.plans.lockout(plan), id, now);
+    node.value = now;
+    node.expiresAt = expiryAfter(now, plan.blockUs);
+    this.entries.commit(node, now, 'lockout');
+    out.resetAfterUs = Math.max(out.resetAfterUs, plan.blockUs);
+    if (out.retryAfterUs >= 0) out.retryAfterUs = Math.max(out.retryAfterUs, plan.blockUs);
   }
+
+  private check(plan: MemoryRulePlan, id: string, now: number, cost: number, apply: boolean, out: CheckResult): CheckResult {
+    const node = this.entries.lookup(this.plans.state(plan), id, now);
+    plan.algorithm.check(node, plan.params, now, cost, apply, out);
+    this.entries.commit(node, now);
+    return out;
+  }
+
+  private refundOne(plan: MemoryRulePlan, id: string, cost: number, now: number): void {
+    const node = this.entries.lookup(this.plans.state(plan), id, now);
+    plan.algorithm.refund(node, plan.params, now, cost);
+    this.entries.commit(node, now);
+  }
+}
+
+/** The Decision for one rule from its check result (µs rounded up to ms, as the Lua `ceil_ms`). */
+function decision(plan: MemoryRulePlan, out: CheckResult): Decision {
+  const allowed = out.allowed;
+  return {
+    allowed,
+    limit: plan.capacity,
+    remaining: out.remaining > 0 ? out.remaining : 0,
+    resetAfterMs: ceilMs(out.resetAfterUs),
+    retryAfterMs: allowed ? 0 : out.retryAfterUs < 0 ? -1 : ceilMs(out.retryAfterUs),
+  };
 }

@@ -13,6 +13,8 @@ export type StoreOp = 'consume' | 'peek' | 'refund';
 /** One rule of a request, resolved into what both stores' drivers work with. */
 export interface PlannedRule {
   rule: RateLimitRule;
+  /** The call's tracker, as given. */
+  tracker: string;
   definition: AlgorithmDefinition;
   keys: RuleKeys;
   /** The rule in the algorithms' units (µs), as the Lua driver builds it from ARGV. */
@@ -48,6 +50,7 @@ function planEntry(prefix: string, { key, rule, cost: own }: RuleKey, defaultCos
   const definition = ALGORITHM_DEFINITIONS[rule.algorithm as WindowAlgorithm];
   return {
     rule,
+    tracker: key,
     definition,
     keys: ruleKeys(prefix, rule, key),
     params: { limit: rule.limit, window: rule.windowMs * 1000, param: definition.param(rule) },
