@@ -1,0 +1,84 @@
+import type { Redis } from 'ioredis';
+import { defineRule, RateLimitDeadlineError, RedisStore } from '../../lib/index.js';
+import { ManualClock } from '../support/manual.clock.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+
+const rule = defineRule({ algorithm: 'fixed-window', limit: 100, window: '1h' }, 'batch');
+
+/** EVALSHA and EVAL calls since the last RESETSTAT. */
+async function scriptCalls(admin: Redis): Promise<number> {
+  const stats = await admin.info('commandstats');
+  return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
+describe('RedisStore coalescing', () => {
+  let redis: TestRedis;
+  let admin: Redis;
+  beforeAll(async () => {
+    redis = await startRedis({ own: true });
+    admin = redis.client();
+  });
+  afterAll(async () => {
+    redis.process?.kill('SIGCONT');
+    await redis.stop();
+  });
+
+  function store(options: ConstructorParameters<typeof RedisStore>[1] = {}) {
+    const clock = new ManualClock();
+    return new RedisStore(redis.client(), { clock: clock.now, keyPrefix: uniquePrefix(), ...options });
+  }
+
+  it('writes a lone call to the socket before the code that made it returns, waiting for no later turn', async () => {
+    const s = store();
+    await s.peek('warm', rule); // connected, and the script loaded
+    const socket = (s.client as Redis).stream;
+    const before = socket.bytesWritten;
+    const decision = s.consume('k', rule);
+    expect(socket.bytesWritten).toBeGreaterThan(before);
+    expect(await decision).toMatchObject({ allowed: true, remaining: 99 });
+  });
+
+  it('decides the calls made together, while one is in flight, in one script call', async () => {
+    const s = store();
+    await s.peek('warm', rule);
+    await admin.config('RESETSTAT');
+    const decisions = await Promise.all(Array.from({ length: 50 }, () => s.consume('k', rule)));
+    // The first goes alone at once; the 49 made while it is in flight go together.
+    expect(await scriptCalls(admin)).toBe(2);
+    expect(decisions.map((d) => d.remaining)).toEqual(Array.from({ length: 50 }, (_, i) => 99 - i));
+  });
+
+  it('sends a batch no larger than coalesce.maxBatch', async () => {
+    const s = store({ coalesce: { maxBatch: 10 } });
+    await s.peek('warm', rule);
+    await admin.config('RESETSTAT');
+    await Promise.all(Array.from({ length: 41 }, () => s.consume('k', rule)));
+    expect(await scriptCalls(admin)).toBe(5);
+  });
+
+  it('refuses a coalesce.maxBatch that is not an integer from 1 to 10000, naming the option', () => {
+    expect(() => store({ coalesce: { maxBatch: 0 } })).toThrow('Invalid Redis store option "coalesce.maxBatch": 0 (expected an integer from 1 to 10000)');
+  });
+
+  it('decides a whole batch after SCRIPT FLUSH (NOSCRIPT), counting each call once', async () => {
+    const s = store();
+    await s.peek('warm', rule);
+    await admin.script('FLUSH');
+    const decisions = await Promise.all(Array.from({ length: 20 }, () => s.consume('k', rule)));
+    expect(decisions.map((d) => d.remaining)).toEqual(Array.from({ length: 20 }, (_, i) => 99 - i));
+    expect(await s.peek('k', rule, 0)).toMatchObject({ remaining: 80 });
+  });
+
+  it('records nothing of a batch that reaches a stalled Redis after its deadline, and fails each of its calls', async () => {
+    const s = store({ clock: undefined, timeoutMs: 30 });
+    await s.peek('warm', rule); // measures Redis's clock: the calls now carry a deadline
+    await s.peek('warm', rule);
+    redis.process!.kill('SIGSTOP');
+    const calls = Array.from({ length: 10 }, () => s.consume('stalled', rule).catch((error: unknown) => error));
+    await new Promise((resolve) => setTimeout(resolve, 100)); // past every deadline: real time, there is no clock to move
+    redis.process!.kill('SIGCONT');
+    const outcomes = await Promise.all(calls);
+    expect(outcomes.every((o) => o instanceof RateLimitDeadlineError)).toBe(true);
+    expect(await s.peek('stalled', rule, 0)).toMatchObject({ remaining: 100 });
+  });
+});
