@@ -29,6 +29,8 @@ export interface RateLimitSettings {
   readonly refreshIntervalMs: number;
   readonly failurePolicy: FailurePolicy;
   readonly timeoutMs: number;
+  /** The Redis store's coalescing: false, or the most decisions per script call. */
+  readonly coalesce: false | { maxBatch: number };
   /** Start on the failure policy when Redis refuses the connection for a reason retrying cannot fix. */
   readonly startDegraded: boolean;
   readonly circuitBreaker: Required<CircuitBreakerOptions>;
@@ -44,7 +46,7 @@ export interface RateLimitSettings {
 const HEADER_MODES: readonly RateLimitHeadersMode[] = ['draft', 'legacy', 'both', 'per-rule', false];
 const KNOWN_OPTIONS = new Set([
   'store', 'keyPrefix', 'defaultRule', 'rules', 'headers', 'trustProxy', 'ipv6Subnet', 'skip', 'errorMessage',
-  'clock', 'config', 'configPath', 'refreshIntervalMs', 'failurePolicy', 'timeoutMs', 'circuitBreaker',
+  'clock', 'config', 'configPath', 'refreshIntervalMs', 'failurePolicy', 'timeoutMs', 'coalesce', 'circuitBreaker',
   'blockCache', 'metrics', 'onDecision', 'onRejected', 'audit', 'startDegraded', 'ignoreUserAgents', 'getTracker', 'generateKey',
 ]);
 
@@ -84,6 +86,11 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   const failurePolicy = options.failurePolicy ?? 'memory';
   if (!FAILURE_POLICIES.includes(failurePolicy)) throw new RateLimitConfigError('failurePolicy', failurePolicy, `one of ${FAILURE_POLICIES.join(', ')}`);
   const timeoutMs = positiveInteger(options.timeoutMs ?? 50, 'timeoutMs');
+  const coalesceOption = options.coalesce ?? {};
+  if (coalesceOption !== false && (coalesceOption === null || typeof coalesceOption !== 'object')) throw new RateLimitConfigError('coalesce', coalesceOption, 'false or { maxBatch? }');
+  const maxBatch = coalesceOption === false ? 0 : (coalesceOption.maxBatch ?? 256);
+  if (coalesceOption !== false && (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 10_000)) throw new RateLimitConfigError('coalesce.maxBatch', maxBatch, 'an integer from 1 to 10000');
+  const coalesce = coalesceOption === false ? false : { maxBatch };
   const startDegraded = options.startDegraded ?? false;
   if (typeof startDegraded !== 'boolean') throw new RateLimitConfigError('startDegraded', startDegraded, 'true or false');
   const breaker = options.circuitBreaker ?? {};
@@ -111,6 +118,7 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   return {
     failurePolicy,
     timeoutMs,
+    coalesce,
     startDegraded,
     circuitBreaker,
     blockCacheKeys,

@@ -52,9 +52,9 @@ export function safeClientOptions(timeoutMs: number): RedisOptions {
 
 /** Builds the store the `store` option describes. */
 export function createStore(option: RateLimitModuleOptions['store'], settings: RateLimitSettings): StoreHandle {
-  const { keyPrefix, clock, timeoutMs } = settings;
+  const { keyPrefix, clock, timeoutMs, coalesce } = settings;
   const redisStore = (client: Redis | Cluster, owned: boolean, description: string): StoreHandle => ({
-    store: new RedisStore(client, { keyPrefix, clock, timeoutMs }),
+    store: new RedisStore(client, { keyPrefix, clock, timeoutMs, coalesce }),
     client,
     owned,
     connectionErrors: owned ? new RedisConnectionErrors(client) : undefined,
