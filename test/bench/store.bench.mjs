@@ -1,283 +1,295 @@
-// Store benchmark: decisions/s and latency of RedisStore (each algorithm, autopipelining on and off) and
-// MemoryStore under a closed loop of concurrent calls, against two references under the same load: a raw
-// EVALSHA of `return 1` (the client's ceiling) and rate-limiter-flexible. Run with `npm run bench:store`
-// (builds first); BENCH_SECONDS sets the measured period of each case (default 5).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import os from 'node:os';
+// Store benchmark: decisions/s, latency and Redis CPU per decision of our module against rate-limiter-flexible
+// (RLF) and the raw ceiling of one call per decision (EVALSHA of `return 1`), on one redis-server, on a 3-master
+// Cluster, and in memory.
+//
+// Method (what a skeptic asks for):
+// - Ours runs through the full module path: a RateLimitService from a Nest application context of
+//   RateLimitModule.forRoot({ store: 'redis://...', metrics: { registry } }) (the module's own client, RedisStore,
+//   ResilientStore with its timeout and breaker, metrics on) and `decide()`, the guard's path. With the module's
+//   `coalesce` option on and off when the build has it (detected: the options validator accepts it).
+// - The peers run on their own ioredis client, each with auto-pipelining on and off; goals use the peer's better
+//   setting (higher median decisions/s over the rounds).
+// - Every case runs once per round, BENCH_ROUNDS rounds (default 5), in an order rotated each round; ratios are
+//   taken within a round, and a goal is met only if its worst round clears it and the cases compared had 0
+//   errors and 0 degraded (failure-policy) decisions (support/rounds.mjs).
+// - Per run: the CPU the rest of the machine used (support/machine-noise.mjs; > 0.3 cores = noisy), Redis CPU
+//   (INFO cpu) and script time (INFO commandstats) per decision, over the measured period only.
+// - Memory: the same path for both libraries, fixed window (RLF's memory limiter is a fixed-window counter):
+//   all admitted (limit 10M), and nearly all refused (limit 1, after a warm-up that exhausts every key), at
+//   10,000 and 1,000,000 keys (1M: 10x the memory store's default maxKeys), through the module (metrics on) and
+//   the bare MemoryStore.
+//
+// Run: `npm run bench:store` (builds first). Env: BENCH_SECONDS (measured seconds per run, default 2; each run
+// also has 0.5 s of warm-up), BENCH_ROUNDS (default 5), BENCH_STORE_GROUPS (comma list of redis, memory, cluster;
+// default all). Writes test/bench/results/store.md, and the README's store section on a full run.
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { MemoryStore, RedisStore, defineRule } from '../../dist/index.js';
+import { environmentHeader, measuredMs, packageVersion, runMain, startGuardedServer, writeResult } from './support/environment.mjs';
 import { keySequence, runClosedLoop } from './support/load.mjs';
-import { startGuardedServer } from './support/environment.mjs';
-import { environmentSection, format, goalsSection, resultsTable } from './support/report.mjs';
+import { NOISY_CORES, startNoiseMeter } from './support/machine-noise.mjs';
+import { writeReadmeSection } from './support/readme-section.mjs';
+import { redisPid, startRedisAccounting } from './support/redis-stats.mjs';
+import { startBenchCluster } from './support/redis-cluster.mjs';
+import { benchRounds, goalsMarkdown, runRounds } from './support/rounds.mjs';
+import { casesTable, roundsTable, storeGoals } from './store/report.mjs';
+import { readmeSummary } from './store/readme.mjs';
+import { bareMemorySubject, coalesceAvailable, moduleSubject, noopSubject, rlfMemorySubject, rlfRedisSubject } from './store/subjects.mjs';
 
 const ALGORITHMS = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
-const COUNTER_BASED = ['fixed-window', 'sliding-window', 'token-bucket', 'gcra'];
-const CONCURRENCY = 200;
-const KEY_COUNT = 10_000;
-const LIMIT = 100;
-const WINDOW_MS = 60_000;
-const WARMUP_MS = 1_000;
-const MEASURE_MS = measuredSeconds() * 1000;
-const RESULTS_FILE = new URL('./results/store.md', import.meta.url);
-const RUN_ID = Date.now().toString(36);
+const COUNTERS = ['fixed-window', 'sliding-window', 'token-bucket', 'gcra'];
+const IN_FLIGHT = 200;
+const REDIS_KEYS = 10_000;
+/**
+ * High enough that every call of a run is admitted (FLUSHALL between runs): 10M per 60 s, under defineRule's cap
+ * of 1,000 per ms of window; the sliding log's own cap is 1,000.
+ */
+const ADMIT_ALL = 10_000_000;
+const SLIDING_LOG_ADMIT_ALL = 1_000;
+const WARMUP_MS = 500;
+const MEASURE_MS = measuredMs(2);
+const ROUNDS = benchRounds();
+const GROUPS = (process.env.BENCH_STORE_GROUPS ?? 'redis,memory,cluster').split(',').map((s) => s.trim());
+const MEMORY_KEYS = { '10k': 10_000, '1M': 1_000_000 };
+const admitLimit = (algorithm) => (algorithm === 'sliding-log' ? SLIDING_LOG_ADMIT_ALL : ADMIT_ALL);
+const onOff = (on) => (on ? 'on' : 'off');
 
-function measuredSeconds() {
-  const raw = process.env.BENCH_SECONDS ?? '5';
-  const seconds = Number(raw);
-  if (!Number.isFinite(seconds) || seconds <= 0) throw new Error(`BENCH_SECONDS must be a positive number, got ${JSON.stringify(raw)}`);
-  return seconds;
-}
+// ---- cases ----
 
-const ruleFor = (algorithm) => defineRule({ algorithm, limit: LIMIT, window: WINDOW_MS }, 'bench');
-const pipelining = (on) => `autopipeline ${on ? 'on' : 'off'}`;
-
-/** rate-limiter-flexible rejects with a RateLimiterRes when the limit is exceeded: a decision, not an error. */
-function deniedOrRethrow(error) {
-  if (error instanceof RateLimiterRes) return false;
-  throw error;
-}
-
-// ---- cases: each one builds its subject on a fresh client and returns `call(key) => Promise<allowed>` ----
-
-function redisCases() {
+function redisCases(coalesce) {
   const cases = [];
-  for (const autopipeline of [true, false]) {
-    const base = { group: 'redis', autopipeline };
+  for (const ap of [true, false]) {
+    cases.push({ id: `noop-ap-${onOff(ap)}`, group: 'redis', label: `raw EVALSHA return 1, auto-pipelining ${onOff(ap)}`, make: ({ port }) => noopSubject({ port, autopipeline: ap }) });
     cases.push({
-      ...base,
-      kind: 'noop',
-      name: `raw EVALSHA return 1 (${pipelining(autopipeline)})`,
-      setup: (client) => {
-        client.defineCommand('noop', { numberOfKeys: 1, lua: 'return 1' });
-        return async (key) => (await client.noop(key)) === 1;
-      },
+      id: `rlf-ap-${onOff(ap)}`,
+      group: 'redis',
+      label: `RateLimiterRedis, auto-pipelining ${onOff(ap)}`,
+      make: ({ port, round }) => rlfRedisSubject({ port, autopipeline: ap, limit: ADMIT_ALL, prefix: `rlf${round}` }),
     });
-    cases.push({
-      ...base,
-      kind: 'rlflx',
-      name: `rate-limiter-flexible Redis (${pipelining(autopipeline)})`,
-      setup: (client) => {
-        const limiter = new RateLimiterRedis({ storeClient: client, points: LIMIT, duration: WINDOW_MS / 1000, keyPrefix: `rlflx${RUN_ID}` });
-        return (key) => limiter.consume(key).then(() => true, deniedOrRethrow);
-      },
-    });
-    for (const algorithm of ALGORITHMS) {
+  }
+  const settings = coalesce ? [true, false] : [undefined];
+  for (const algorithm of ALGORITHMS) {
+    for (const co of settings) {
       cases.push({
-        ...base,
-        kind: 'store',
-        algorithm,
-        name: `redis ${algorithm} (${pipelining(autopipeline)})`,
-        setup: (client) => {
-          const store = new RedisStore(client, { keyPrefix: `bench${RUN_ID}` });
-          const rule = ruleFor(algorithm);
-          return async (key) => (await store.consume(key, rule)).allowed;
-        },
+        id: oursId(algorithm, co),
+        group: 'redis',
+        label: `ours ${algorithm} (module)${co === undefined ? '' : `, coalescing ${onOff(co)}`}`,
+        make: ({ port }) => moduleSubject({ store: `redis://127.0.0.1:${port}`, algorithm, limit: admitLimit(algorithm), coalesce: co }),
+      });
+    }
+  }
+  if (coalesce) {
+    for (const co of [true, false]) {
+      cases.push({
+        id: `c1-sliding-window-co-${onOff(co)}`,
+        group: 'redis',
+        inFlight: 1,
+        label: `ours sliding-window (module), 1 in flight, coalescing ${onOff(co)}`,
+        make: ({ port }) => moduleSubject({ store: `redis://127.0.0.1:${port}`, algorithm: 'sliding-window', limit: ADMIT_ALL, coalesce: co }),
       });
     }
   }
   return cases;
 }
 
+/** Our case id; with no coalesce option both settings name the one case run with the module's default. */
+function oursId(algorithm, co) {
+  return co === undefined ? `ours-${algorithm}` : `ours-${algorithm}-co-${onOff(co)}`;
+}
+
+const memoryId = (keys, scenario, subject) => `mem-${keys}-${scenario}-${subject}`;
+
 function memoryCases() {
-  const cases = [
-    {
-      group: 'memory',
-      kind: 'rlflx',
-      name: 'rate-limiter-flexible Memory',
-      setup: () => {
-        const limiter = new RateLimiterMemory({ points: LIMIT, duration: WINDOW_MS / 1000 });
-        return (key) => limiter.consume(key).then(() => true, deniedOrRethrow);
-      },
-    },
-  ];
-  for (const algorithm of ALGORITHMS) {
+  const cases = [];
+  for (const [keysLabel, keyCount] of Object.entries(MEMORY_KEYS)) {
+    for (const scenario of ['admit', 'refuse']) {
+      const limit = scenario === 'admit' ? ADMIT_ALL : 1;
+      const common = { group: 'memory', keyCount, refuse: scenario === 'refuse' };
+      const what = `${keysLabel} keys, ${scenario === 'admit' ? 'all admitted' : 'nearly all refused'}`;
+      cases.push({ ...common, id: memoryId(keysLabel, scenario, 'module'), label: `ours fixed-window (module, memory), ${what}`, make: () => moduleSubject({ store: 'memory', algorithm: 'fixed-window', limit }) });
+      // At 1M keys and refusing, the bare store gets room for every key, so that it refuses as RLF does.
+      const maxKeys = scenario === 'refuse' && keyCount > 100_000 ? 2 * keyCount : undefined;
+      cases.push({
+        ...common,
+        id: memoryId(keysLabel, scenario, 'bare'),
+        label: `bare MemoryStore fixed-window${maxKeys ? ` (maxKeys ${maxKeys.toLocaleString('en-US')})` : ''}, ${what}`,
+        make: async () => bareMemorySubject({ algorithm: 'fixed-window', limit, maxKeys }),
+      });
+      cases.push({ ...common, id: memoryId(keysLabel, scenario, 'rlf'), label: `RateLimiterMemory, ${what}`, make: async () => rlfMemorySubject({ limit }) });
+    }
+  }
+  for (const algorithm of ALGORITHMS.filter((a) => a !== 'fixed-window')) {
     cases.push({
+      id: `mem-10k-admit-module-${algorithm}`,
       group: 'memory',
-      kind: 'store',
-      algorithm,
-      name: `memory ${algorithm}`,
-      setup: () => {
-        const store = new MemoryStore();
-        const rule = ruleFor(algorithm);
-        return async (key) => (await store.consume(key, rule)).allowed;
-      },
+      keyCount: 10_000,
+      label: `ours ${algorithm} (module, memory), 10k keys, all admitted`,
+      make: () => moduleSubject({ store: 'memory', algorithm, limit: admitLimit(algorithm) }),
     });
   }
   return cases;
 }
 
-// ---- running ----
+function clusterCases(coalesce) {
+  return (coalesce ? [true, false] : [undefined]).map((co) => ({
+    id: co === undefined ? 'cluster-sliding-window' : `cluster-sliding-window-co-${onOff(co)}`,
+    group: 'cluster',
+    label: `ours sliding-window (module), 3-master Cluster${co === undefined ? '' : `, coalescing ${onOff(co)}`}`,
+    make: ({ cluster }) => moduleSubject({ store: { cluster: cluster.nodes }, algorithm: 'sliding-window', limit: ADMIT_ALL, coalesce: co }),
+  }));
+}
 
-async function runRedisCase(benchCase, { port, admin, keys }) {
-  const client = new Redis({ host: '127.0.0.1', port, enableAutoPipelining: benchCase.autopipeline });
+// ---- one run ----
+
+const sequences = new Map();
+function keysFor(keyCount) {
+  if (!sequences.has(keyCount)) sequences.set(keyCount, keySequence({ keyCount }));
+  return sequences.get(keyCount);
+}
+
+/** Takes every key once (limit 1: each key is then exhausted), so the measured calls are refusals. */
+async function exhaustEveryKey(call, keyCount) {
+  for (let i = 0; i < keyCount; i++) await call(`k${i}`);
+}
+
+async function runCase(benchCase, round, env) {
+  const subject = await benchCase.make({ ...env, round });
+  const keyCount = benchCase.keyCount ?? REDIS_KEYS;
+  const admins = benchCase.group === 'cluster' ? env.cluster.admins : benchCase.group === 'redis' ? [env.admin] : [];
+  let accounting;
+  let meter;
+  let result;
   try {
-    await client.ping(); // connected before the clock starts
-    const call = benchCase.setup(client);
-    return await runClosedLoop({ call, keys, concurrency: CONCURRENCY, warmupMs: WARMUP_MS, measureMs: MEASURE_MS });
+    if (benchCase.refuse) await exhaustEveryKey(subject.call, keyCount);
+    result = await runClosedLoop({
+      call: subject.call,
+      keys: keysFor(keyCount),
+      concurrency: benchCase.inFlight ?? IN_FLIGHT,
+      warmupMs: WARMUP_MS,
+      measureMs: MEASURE_MS,
+      countErrors: true,
+      onMeasureStart: async () => {
+        accounting = await startRedisAccounting(admins);
+        meter = startNoiseMeter(() => env.pids);
+      },
+    });
   } finally {
-    await client.quit().catch(() => client.disconnect());
-    await admin.flushall();
+    await subject.close();
   }
+  const noise = meter.stop();
+  const redis = await accounting.finish();
+  if (benchCase.group === 'cluster') await env.cluster.flush();
+  else await env.admin.flushall();
+  globalThis.gc?.(); // the next case should not pay for this one's garbage (1M keys' worth at most)
+  const redisCase = admins.length > 0;
+  return {
+    ...result,
+    othersCores: noise.othersCores,
+    ownCores: noise.ownCores,
+    redisCpuUsPerDecision: redisCase ? (redis.cpuSeconds * 1e6) / result.decisions : NaN,
+    scriptUsPerDecision: redisCase ? redis.scriptUsec / result.decisions : NaN,
+    scriptCallsPerDecision: redisCase ? redis.scriptCalls / result.decisions : NaN,
+  };
 }
 
-function runMemoryCase(benchCase, { keys }) {
-  return runClosedLoop({ call: benchCase.setup(), keys, concurrency: CONCURRENCY, warmupMs: WARMUP_MS, measureMs: MEASURE_MS });
-}
-
-function logProgress(index, total, row) {
+function logRun(run, index, total) {
+  const noisy = run.othersCores > NOISY_CORES ? ' NOISY' : '';
   process.stderr.write(
-    `[${index}/${total}] ${row.name}: ${format.perSecond(row.perSecond)}/s, p50 ${row.p50.toFixed(3)} ms, p99 ${row.p99.toFixed(3)} ms\n`,
+    `[${index}/${total}] round ${run.round} ${run.id}: ${Math.round(run.perSecond).toLocaleString('en-US')}/s, p50 ${(run.p50 * 1000).toFixed(0)} µs, ` +
+      `p99 ${(run.p99 * 1000).toFixed(0)} µs, redis ${Number.isFinite(run.redisCpuUsPerDecision) ? run.redisCpuUsPerDecision.toFixed(1) : '-'} µs/dec, ` +
+      `errors ${run.errors}, degraded ${run.degraded}, others ${run.othersCores.toFixed(2)} cores${noisy}\n`,
   );
-}
-
-async function runAllCases(server) {
-  const keys = keySequence({ keyCount: KEY_COUNT });
-  const admin = new Redis({ host: '127.0.0.1', port: server.port });
-  const cases = [...redisCases(), ...memoryCases()];
-  const rows = [];
-  try {
-    for (const [i, benchCase] of cases.entries()) {
-      const result =
-        benchCase.group === 'redis'
-          ? await runRedisCase(benchCase, { port: server.port, admin, keys })
-          : await runMemoryCase(benchCase, { keys });
-      const row = { ...benchCase, ...result };
-      rows.push(row);
-      logProgress(i + 1, cases.length, row);
-    }
-  } finally {
-    await admin.quit().catch(() => admin.disconnect());
-  }
-  return rows;
-}
-
-// ---- goals ----
-
-/** The reference row (`rlflx` or `noop`) of the same group and autopipelining setting as `row`. */
-function referenceFinder(rows) {
-  return (row, kind) => rows.find((r) => r.group === row.group && r.kind === kind && r.autopipeline === row.autopipeline);
-}
-
-/** Redis goal for one algorithm, judged at our store's better autopipelining setting; the other is reported too. */
-function redisGoal(rows, reference, algorithm, kind, threshold, label) {
-  const [best, other] = rows
-    .filter((r) => r.group === 'redis' && r.kind === 'store' && r.algorithm === algorithm)
-    .sort((a, b) => b.perSecond - a.perSecond);
-  const ratioOf = (row) => row.perSecond / reference(row, kind).perSecond;
-  const bestRef = reference(best, kind);
-  return {
-    met: ratioOf(best) >= threshold,
-    text:
-      `redis ${algorithm} >= ${threshold}x ${label}: ${format.ratio(ratioOf(best))} with ${pipelining(best.autopipeline)} ` +
-      `(our better setting; ${format.perSecond(best.perSecond)}/s vs ${format.perSecond(bestRef.perSecond)}/s); ` +
-      `with ${pipelining(other.autopipeline)}: ${format.ratio(ratioOf(other))} ` +
-      `(${format.perSecond(other.perSecond)}/s vs ${format.perSecond(reference(other, kind).perSecond)}/s)` +
-      allowedShareCaution(best, bestRef),
-  };
-}
-
-function memoryGoal(rows, reference, algorithm, threshold) {
-  const row = rows.find((r) => r.group === 'memory' && r.kind === 'store' && r.algorithm === algorithm);
-  const ref = reference(row, 'rlflx');
-  const value = row.perSecond / ref.perSecond;
-  return {
-    met: value >= threshold,
-    text:
-      `memory ${algorithm} >= ${threshold}x RateLimiterMemory: ${format.ratio(value)} ` +
-      `(${format.perSecond(row.perSecond)}/s vs ${format.perSecond(ref.perSecond)}/s)${allowedShareCaution(row, ref)}`,
-  };
-}
-
-/**
- * The fixed load exhausts every key once a case has admitted 100 calls per key (1M in all), so a faster subject
- * spends more of its run refusing; refusals take other code paths, and the ratio is then not like for like.
- */
-function allowedShareCaution(row, ref) {
-  if (Math.abs(row.allowedShare - ref.allowedShare) < 0.1) return '';
-  return `; caution: allowed share ${format.percent(row.allowedShare)} vs ${format.percent(ref.allowedShare)}, so the two mostly ran different paths (admit vs refuse)`;
-}
-
-function evaluateGoals(rows, reference) {
-  const rlflxLabel = 'rate-limiter-flexible Redis';
-  return [
-    ...COUNTER_BASED.flatMap((a) => [
-      redisGoal(rows, reference, a, 'rlflx', 1.3, rlflxLabel),
-      redisGoal(rows, reference, a, 'noop', 0.85, 'raw EVALSHA'),
-    ]),
-    redisGoal(rows, reference, 'sliding-log', 'rlflx', 0.9, rlflxLabel),
-    ...ALGORITHMS.map((a) => memoryGoal(rows, reference, a, 2)),
-  ];
 }
 
 // ---- report ----
 
-function packageVersion(name) {
+function render({ runs, cases, coalesce, redisVersion, commit, seconds }) {
+  const header = environmentHeader('Store benchmark', redisVersion, [
+    `Commit measured: ${commit}; rounds: ${ROUNDS}; wall time ${Math.round(seconds)} s`,
+    `Coalescing (module option \`coalesce\`): ${coalesce ? 'available, run on and off' : 'not available in this build (ours ran with the module defaults)'}`,
+    `Load: closed loop of ${IN_FLIGHT} calls in flight (1 for the "1 in flight" cases) over ${REDIS_KEYS.toLocaleString('en-US')} keys on Redis, ` +
+      `10,000 or 1,000,000 in memory, the same seeded key sequence for every case; per run ${WARMUP_MS / 1000} s warm-up, then ${MEASURE_MS / 1000} s measured (BENCH_SECONDS)`,
+    `Ours: RateLimitService.decide() from NestFactory.createApplicationContext(RateLimitModule.forRoot({ store, metrics: { registry } })), built fresh each run; ` +
+      'Redis rules limit 10M (sliding log 1,000) per 60 s, so every call is admitted (FLUSHALL after each run)',
+    `Peers: rate-limiter-flexible ${packageVersion('rate-limiter-flexible')} RateLimiterRedis / RateLimiterMemory, raw EVALSHA \`return 1\` (ioredis defineCommand), each on a fresh client, auto-pipelining on and off`,
+    `Order: every case once per round, the order rotated by one each round; "noisy" = the rest of the machine used more than ${NOISY_CORES} cores during the measured period (/proc/stat minus the bench's node and redis-server processes)`,
+    'Redis CPU/decision: used_cpu_user + used_cpu_sys of the redis-server(s) over the measured period / decisions; script µs/decision and calls/decision from INFO commandstats (EVAL/EVALSHA), reset after the warm-up',
+  ]);
+  const groups = [
+    ['Redis (one redis-server)', 'redis'],
+    ['Memory', 'memory'],
+    ['Redis Cluster (3 masters)', 'cluster'],
+  ];
+  const sections = [];
+  for (const [title, group] of groups) {
+    const mine = cases.filter((c) => c.group === group);
+    if (!mine.length) continue;
+    sections.push(`## ${title}`, '', casesTable(runs, mine), '');
+  }
+  const goals = GROUPS.includes('redis') && GROUPS.includes('memory') ? storeGoals(runs, goalInputs(coalesce)) : [];
+  return {
+    goals,
+    markdown: [
+      header,
+      '',
+      'Medians over the rounds; "min-max" and "spread" ((max - min) / median) are of decisions/s across the rounds.',
+      '',
+      ...sections,
+      goals.length ? goalsMarkdown(goals) : '## Goals\n\nNot scored: BENCH_STORE_GROUPS left out the Redis or memory cases.',
+      '',
+      '## Every run',
+      '',
+      'decisions/s of each run, with the cores the rest of the machine used meanwhile (`*`: noisy).',
+      '',
+      roundsTable(runs, cases, ROUNDS),
+      '',
+    ].join('\n'),
+  };
+}
+
+function goalInputs(coalesce) {
+  return {
+    algorithms: ALGORITHMS,
+    counters: COUNTERS,
+    coalesce,
+    ours: (algorithm, on) => oursId(algorithm, coalesce ? on : undefined),
+    memoryIds: memoryId,
+    latencyIds: coalesce ? { on: 'c1-sliding-window-co-on', off: 'c1-sliding-window-co-off' } : undefined,
+  };
+}
+
+async function main() {
+  const started = performance.now();
+  const coalesce = await coalesceAvailable();
+  const { server, version: redisVersion } = await startGuardedServer();
+  const admin = new Redis({ host: '127.0.0.1', port: server.port });
+  const cluster = GROUPS.includes('cluster') ? await startBenchCluster() : undefined;
   try {
-    return createRequire(import.meta.url)(`${name}/package.json`).version;
+    const env = { port: server.port, admin, cluster, pids: [process.pid, await redisPid(admin), ...(cluster?.pids ?? [])] };
+    const cases = [...(GROUPS.includes('redis') ? redisCases(coalesce) : []), ...(GROUPS.includes('memory') ? memoryCases() : []), ...(cluster ? clusterCases(coalesce) : [])];
+    process.stderr.write(`store bench: ${cases.length} cases x ${ROUNDS} rounds, coalescing ${coalesce ? 'available' : 'not available'}\n`);
+    const runs = await runRounds({ rounds: ROUNDS, cases, runCase: (c, round) => runCase(c, round, env), log: logRun });
+    const commit = process.env.BENCH_COMMIT ?? (await gitCommit());
+    const { markdown, goals } = render({ runs, cases, coalesce, redisVersion, commit, seconds: (performance.now() - started) / 1000 });
+    process.stdout.write(markdown);
+    writeResult('store.md', markdown);
+    const full = GROUPS.length === 3 && ROUNDS >= 5;
+    if (full) writeReadmeSection('store', readmeSummary({ runs, goals, coalesce, commit, rounds: ROUNDS, measureS: MEASURE_MS / 1000 }));
+  } finally {
+    await admin.quit().catch(() => admin.disconnect());
+    await cluster?.stop();
+    await server.stop();
+  }
+}
+
+async function gitCommit() {
+  const { execFileSync } = await import('node:child_process');
+  try {
+    const status = execFileSync('git', ['status', '--porcelain', '--', 'lib', 'lua'], { encoding: 'utf8' }).trim();
+    const head = execFileSync('git', ['log', '-1', '--format=%h'], { encoding: 'utf8' }).trim();
+    return status ? `${head} (with uncommitted changes in lib/ or lua/)` : head;
   } catch {
     return 'unknown';
   }
 }
 
-function environment(redisVersion) {
-  const cpus = os.cpus();
-  return {
-    date: new Date().toISOString(),
-    node: process.version,
-    redis: redisVersion,
-    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
-    cores: cpus.length,
-    ioredis: packageVersion('ioredis'),
-    rlflx: packageVersion('rate-limiter-flexible'),
-    concurrency: CONCURRENCY,
-    keyCount: KEY_COUNT,
-    limit: LIMIT,
-    windowMs: WINDOW_MS,
-    warmupMs: WARMUP_MS,
-    measureMs: MEASURE_MS,
-  };
-}
-
-function renderReport(env, rows) {
-  const reference = referenceFinder(rows);
-  const notes =
-    'Ratios compare decisions/s at the same autopipelining setting: "vs rlflx" is rate-limiter-flexible Redis for ' +
-    'Redis rows and RateLimiterMemory for memory rows; "vs raw EVALSHA" is a script that only returns 1 (the ' +
-    "client's ceiling). \"allowed\" is the share of decisions that admitted the request.";
-  return [
-    environmentSection(env),
-    '',
-    '## Results',
-    '',
-    resultsTable(rows, reference),
-    '',
-    notes,
-    '',
-    goalsSection(evaluateGoals(rows, reference)),
-    '',
-  ].join('\n');
-}
-
-// ---- main ----
-
-async function main() {
-  const { server, version: redisVersion } = await startGuardedServer();
-  let rows;
-  try {
-    rows = await runAllCases(server);
-  } finally {
-    await server.stop();
-  }
-  const report = renderReport(environment(redisVersion), rows);
-  process.stdout.write(report);
-  mkdirSync(new URL('.', RESULTS_FILE), { recursive: true });
-  writeFileSync(RESULTS_FILE, report);
-  process.stderr.write(`\nWritten to ${RESULTS_FILE.pathname}\n`);
-}
-
-main().catch((error) => {
-  process.stderr.write(`store bench failed: ${error?.stack ?? error}\n`);
-  process.exitCode = 1;
-});
+// A subject left open by a failure (a client reconnecting to a stopped server) must not keep the bench alive.
+runMain('store bench', () => main().finally(() => setTimeout(() => process.exit(), 2000).unref()));

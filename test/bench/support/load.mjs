@@ -57,37 +57,60 @@ export class LatencyRecorder {
 
 /**
  * Runs `call(key)` from `concurrency` workers for `warmupMs` (not recorded), then `measureMs` (recorded): a call
- * counts if it completes inside the measured period. `call` resolves to true when the request was allowed.
- * Rejects with the first error any call throws (after every worker has stopped).
+ * counts if it completes inside the measured period. `call` resolves to true when the request was allowed, or to
+ * `{ allowed, degraded }` (degraded: decided by the failure policy, not the store). By default the first error
+ * any call throws rejects the run (after every worker has stopped); with `countErrors` a failed call is counted
+ * in `errors` and the worker goes on, so a report can show the count and refuse to score the run.
+ * `onMeasureStart` is awaited between the warm-up and the measured period (snapshots of counters): the workers
+ * are drained there, so the snapshot sees no call in flight.
  *
  * Time is read with process.hrtime.bigint after each call, not with timers: with a synchronous store every
  * `await` resumes in a microtask, the event loop never turns, and a setTimeout would never fire.
  */
-export async function runClosedLoop({ call, keys, concurrency, warmupMs, measureMs }) {
+export async function runClosedLoop({ call, keys, concurrency, warmupMs, measureMs, countErrors = false, onMeasureStart }) {
   keys.reset();
+  if (onMeasureStart && warmupMs > 0) {
+    await runPhase({ call, keys, concurrency, durationMs: warmupMs, countErrors, record: false });
+    await onMeasureStart();
+    return runPhase({ call, keys, concurrency, durationMs: measureMs, countErrors, record: true });
+  }
+  return runPhase({ call, keys, concurrency, durationMs: measureMs, skipMs: warmupMs, countErrors, record: true });
+}
+
+async function runPhase({ call, keys, concurrency, durationMs, skipMs = 0, countErrors, record }) {
   const start = process.hrtime.bigint();
-  const measureFrom = start + BigInt(Math.round(warmupMs * 1e6));
-  const measureUntil = measureFrom + BigInt(Math.round(measureMs * 1e6));
+  const measureFrom = start + BigInt(Math.round(skipMs * 1e6));
+  const measureUntil = measureFrom + BigInt(Math.round(durationMs * 1e6));
   const latencies = new LatencyRecorder();
   let allowed = 0;
+  let degraded = 0;
+  let errors = 0;
   let failure = null;
 
   const worker = async () => {
     while (failure === null) {
       const key = keys.next();
       const before = process.hrtime.bigint();
-      let ok;
+      let outcome;
       try {
-        ok = await call(key);
+        outcome = await call(key);
       } catch (error) {
-        failure ??= error;
-        return;
+        if (!countErrors) {
+          failure ??= error;
+          return;
+        }
+        outcome = null;
       }
       const after = process.hrtime.bigint();
       if (after >= measureUntil) return;
-      if (after >= measureFrom) {
+      if (after >= measureFrom && record) {
+        if (outcome === null) {
+          errors++;
+          continue;
+        }
         latencies.add(Number(after - before));
-        if (ok) allowed++;
+        if (outcome === true || outcome?.allowed === true) allowed++;
+        if (outcome?.degraded) degraded++;
       }
     }
   };
@@ -97,8 +120,10 @@ export async function runClosedLoop({ call, keys, concurrency, warmupMs, measure
   const [p50, p99] = latencies.percentilesMs(0.5, 0.99);
   return {
     decisions: latencies.count,
-    perSecond: latencies.count / (measureMs / 1000),
+    perSecond: latencies.count / (durationMs / 1000),
     allowedShare: latencies.count === 0 ? NaN : allowed / latencies.count,
+    degraded,
+    errors,
     p50,
     p99,
   };

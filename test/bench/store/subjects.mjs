@@ -1,0 +1,88 @@
+// What the store bench calls: each subject is built fresh for every run and returns `call(key)`, resolving to
+// true / false (admitted or not) or { allowed, degraded }. Ours always goes through the module as an app uses
+// it: a RateLimitService from a Nest application context of RateLimitModule.forRoot (the module builds the
+// client, the RedisStore and the ResilientStore around it, metrics on a registry of the bench's own), and
+// `decide()`, the guard's path. The peers run as their READMEs show them.
+import { NestFactory } from '@nestjs/core';
+import { Redis } from 'ioredis';
+import promClient from 'prom-client';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { MemoryStore, RateLimitModule, RateLimitService, defineRule } from '../../../dist/index.js';
+
+const WINDOW_MS = 60_000;
+
+/** rate-limiter-flexible rejects with a RateLimiterRes when the limit is exceeded: a refusal, not an error. */
+function deniedOrRethrow(error) {
+  if (error instanceof RateLimiterRes) return false;
+  throw error;
+}
+
+/**
+ * Whether the built module accepts `coalesce` (another change adds it): the options validator refuses unknown
+ * option names, so a throwaway validation says. Resolves to true or false.
+ */
+export async function coalesceAvailable() {
+  try {
+    const { validateModuleOptions } = await import('../../../dist/config/module-options.validator.js');
+    validateModuleOptions({ coalesce: false });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const ruleFor = (algorithm, limit) => defineRule({ algorithm, limit, window: WINDOW_MS }, 'bench');
+
+/**
+ * Our module in an application context: `store` as forRoot takes it (a redis:// URL, { cluster }, 'memory'),
+ * `coalesce` passed only when set (undefined: the module's default). Metrics go to a registry of this run.
+ */
+export async function moduleSubject({ store, algorithm, limit, coalesce }) {
+  const rule = ruleFor(algorithm, limit);
+  const registry = new promClient.Registry();
+  const options = { store, metrics: { registry }, ...(coalesce === undefined ? {} : { coalesce }) };
+  const app = await NestFactory.createApplicationContext(RateLimitModule.forRoot(options), { logger: ['error'] });
+  const service = app.get(RateLimitService);
+  return {
+    call: async (key) => {
+      const result = await service.decide([{ key, rule }]);
+      return { allowed: result.allowed, degraded: result.decisions.some((d) => Boolean(d.degraded)) };
+    },
+    close: () => app.close(),
+  };
+}
+
+/** The bare MemoryStore's consume, no module around it. */
+export function bareMemorySubject({ algorithm, limit, maxKeys }) {
+  const store = new MemoryStore(maxKeys === undefined ? {} : { maxKeys });
+  const rule = ruleFor(algorithm, limit);
+  return { call: async (key) => (await store.consume(key, rule)).allowed, close: async () => {} };
+}
+
+export function rlfMemorySubject({ limit }) {
+  const limiter = new RateLimiterMemory({ points: limit, duration: WINDOW_MS / 1000 });
+  return { call: (key) => limiter.consume(key).then(() => true, deniedOrRethrow), close: async () => {} };
+}
+
+/** A fresh ioredis client for a peer, connected before the clock starts. */
+async function peerClient(port, autopipeline) {
+  const client = new Redis({ host: '127.0.0.1', port, enableAutoPipelining: autopipeline });
+  await client.ping();
+  return client;
+}
+
+const quit = (client) => client.quit().catch(() => client.disconnect());
+
+/** RateLimiterRedis on its own client. */
+export async function rlfRedisSubject({ port, autopipeline, limit, prefix }) {
+  const client = await peerClient(port, autopipeline);
+  const limiter = new RateLimiterRedis({ storeClient: client, points: limit, duration: WINDOW_MS / 1000, keyPrefix: prefix });
+  return { call: (key) => limiter.consume(key).then(() => true, deniedOrRethrow), close: () => quit(client) };
+}
+
+/** EVALSHA of `return 1` (ioredis defineCommand): what one call per decision costs at best on this client. */
+export async function noopSubject({ port, autopipeline }) {
+  const client = await peerClient(port, autopipeline);
+  client.defineCommand('noop', { numberOfKeys: 1, lua: 'return 1' });
+  return { call: async (key) => (await client.noop(key)) === 1, close: () => quit(client) };
+}
