@@ -1,128 +1,95 @@
-// Markdown rendering of the HTTP bench: per-run table, summary with ratios, goals.
+// Markdown of the HTTP bench: one row per case (medians over the rounds and their spread), every run, the goals.
+import { NOISY_CORES } from '../support/machine-noise.mjs';
+import { blockersOf, median, noisyRounds, roundRatios, runsOf, scoreGoal, summary } from '../support/rounds.mjs';
 import { markdownTable } from '../support/report.mjs';
 
 const int = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
 const ms = (n) => (Number.isFinite(n) ? n.toFixed(2) : '-');
-const ratio = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : '-');
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const pct = (n) => (Number.isFinite(n) ? `${(n * 100).toFixed(1)}%` : '-');
+const x = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : '-');
 
-export const format = { int, ms, ratio };
+export const format = { int, ms };
 
-/** Every measured run, in the order they ran. */
-export function runsTable(runs) {
-  const headers = ['#', 'variant', 'case', 'run', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'degraded', 'app CPU µs/req', 'redis CPU µs/req', 'script µs/call', 'script calls/req', 'autocannon CPU µs/req', 'redis keys', "others' CPU", 'load 1m'];
-  const rows = runs.map((r, i) => [
-    String(i + 1),
-    r.variant.label,
-    r.guard.label,
-    String(r.run),
-    int(r.perSecond),
-    ms(r.p50),
-    ms(r.p99),
-    int(r.non2xx),
-    int(r.errors + r.timeouts),
-    r.guard.kind === 'ours' ? int(r.degraded) : '-',
-    int(r.appCpuUsPerRequest),
-    int(r.redisCpuUsPerRequest),
-    Number.isFinite(r.scriptUsPerCall) ? r.scriptUsPerCall.toFixed(1) : '-',
-    r.scriptCallsPerRequest > 0 ? r.scriptCallsPerRequest.toFixed(3) : '-',
-    int(r.benchCpuUsPerRequest),
-    int(r.redisKeys),
-    Number.isFinite(r.othersCores) ? `${r.othersCores.toFixed(2)} cores` : '-',
-    Number.isFinite(r.loadAverage) ? r.loadAverage.toFixed(2) : '-',
-  ]);
-  return markdownTable(headers, rows, [true, false, false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]);
+/** The throttler case of a group (adapter + variant) with the higher median req/s: its better setting. */
+export function betterThrottler(runs, group) {
+  const ids = [`${group}-throttler`, `${group}-throttler-ap`].filter((id) => runsOf(runs, id).length);
+  return ids.sort((a, b) => median(runsOf(runs, b).map((r) => r.perSecond)) - median(runsOf(runs, a).map((r) => r.perSecond)))[0];
 }
 
-/**
- * Runs of one case grouped: mean req/s, mean of the runs' p50/p99, summed non-2xx; and the mean req/s of its
- * quiet runs only (the rest of the machine used less than `quietCores` meanwhile), NaN when it had none.
- */
-export function summarise(runs, variants, guards, quietCores) {
-  const summary = [];
-  for (const variant of variants) {
-    for (const guard of guards) {
-      const mine = runs.filter((r) => r.variant.id === variant.id && r.guard.id === guard.id);
-      if (mine.length === 0) continue;
-      const quiet = mine.filter((r) => r.othersCores < quietCores);
-      summary.push({
-        variant,
-        guard,
-        runs: mine,
-        perSecond: mean(mine.map((r) => r.perSecond)),
-        quietPerSecond: quiet.length ? mean(quiet.map((r) => r.perSecond)) : NaN,
-        quietRuns: quiet.length,
-        p50: mean(mine.map((r) => r.p50)),
-        p99: mean(mine.map((r) => r.p99)),
-        non2xx: mine.reduce((a, r) => a + r.non2xx, 0),
-        errors: mine.reduce((a, r) => a + r.errors + r.timeouts, 0),
-        degraded: mine.reduce((a, r) => a + (r.degraded ?? 0), 0),
-        requests: mine.reduce((a, r) => a + r.requests, 0),
-        appCpuUsPerRequest: mean(mine.map((r) => r.appCpuUsPerRequest)),
-      });
-    }
-  }
-  return summary;
-}
-
-/** The summary row of `guardId` in the same variant as `row`. */
-export const sameVariant = (summary, row, guardId) => summary.find((s) => s.variant.id === row.variant.id && s.guard.id === guardId);
-
-export function summaryTable(summary, runCount) {
-  const runHeaders = Array.from({ length: runCount }, (_, i) => `run ${i + 1} req/s`);
-  const headers = ['variant', 'case', ...runHeaders, 'mean req/s', 'quiet runs: mean req/s (n)', 'p50 ms', 'p99 ms', 'non-2xx', 'degraded', 'app CPU µs/req', 'vs no guard', 'vs throttler+redis'];
-  const rows = summary.map((s) => {
-    const none = sameVariant(summary, s, 'none');
-    const throttler = sameVariant(summary, s, 'throttler');
+export function casesTable(runs, cases) {
+  const headers = ['adapter', 'clients', 'case', 'req/s (median)', 'min-max', 'spread', 'vs no guard (median, min-max)', 'p50 ms', 'p99 ms', 'app CPU µs/req', 'Redis CPU µs/req', 'non-2xx', 'errors', 'degraded', 'noisy runs'];
+  const rows = cases.map((c) => {
+    const mine = runsOf(runs, c.id);
+    const s = summary(mine.map((r) => r.perSecond));
+    const m = (f) => median(mine.map(f));
+    const ratios = summary(roundRatios(runs, c.id, `${c.group}-none`));
+    const sum = (f) => mine.reduce((a, r) => a + (r[f] ?? 0), 0);
     return [
-      s.variant.label,
-      s.guard.label,
-      ...runHeaders.map((_, i) => int(s.runs[i]?.perSecond)),
-      int(s.perSecond),
-      s.quietRuns ? `${int(s.quietPerSecond)} (${s.quietRuns})` : '-',
-      ms(s.p50),
-      ms(s.p99),
-      int(s.non2xx),
-      s.guard.kind === 'ours' ? int(s.degraded) : '-',
-      int(s.appCpuUsPerRequest),
-      ratio(none ? s.perSecond / none.perSecond : NaN),
-      ratio(throttler ? s.perSecond / throttler.perSecond : NaN),
+      c.adapter,
+      c.variant.label,
+      c.guard.label,
+      int(s.median),
+      `${int(s.min)}-${int(s.max)}`,
+      pct(s.spread),
+      c.guard.id === 'none' ? '-' : `${x(ratios.median)} (${x(ratios.min)}-${x(ratios.max)})`,
+      ms(m((r) => r.p50)),
+      ms(m((r) => r.p99)),
+      int(m((r) => r.appCpuUsPerRequest)),
+      c.guard.id === 'none' ? '-' : ms(m((r) => r.redisCpuUsPerRequest) * 1),
+      int(sum('non2xx')),
+      int(sum('errors')),
+      c.guard.kind === 'ours' ? int(sum('degraded')) : '-',
+      `${mine.filter((r) => r.othersCores > NOISY_CORES).length}/${mine.length}`,
     ];
   });
-  return markdownTable(headers, rows, [false, false, ...runHeaders.map(() => true), true, true, true, true, true, true, true, true, true]);
+  return markdownTable(headers, rows, [false, false, false, true, true, true, true, true, true, true, true, true, true, true, true]);
+}
+
+export function roundsTable(runs, cases, rounds) {
+  const headers = ['case', ...Array.from({ length: rounds }, (_, i) => `round ${i + 1}`)];
+  const rows = cases.map((c) => {
+    const byRound = new Map(runsOf(runs, c.id).map((r) => [r.round, r]));
+    return [
+      `${c.adapter}, ${c.variant.label}, ${c.guard.label}`,
+      ...Array.from({ length: rounds }, (_, i) => {
+        const r = byRound.get(i + 1);
+        return r ? `${int(r.perSecond)} (${r.othersCores.toFixed(2)}${r.othersCores > NOISY_CORES ? '*' : ''})` : '-';
+      }),
+    ];
+  });
+  return markdownTable(headers, rows, [false, ...headers.slice(1).map(() => true)]);
+}
+
+/** App CPU µs per request the guard adds over no guard, per round; summarised. */
+export function addedCpu(runs, id, noneId) {
+  const none = new Map(runsOf(runs, noneId).map((r) => [r.round, r]));
+  return summary(runsOf(runs, id).filter((r) => none.has(r.round)).map((r) => r.appCpuUsPerRequest - none.get(r.round).appCpuUsPerRequest));
 }
 
 /**
- * Per variant and algorithm of ours: >= 1.2x throttler+redis, >= 0.85x no guard, judged on the mean req/s of all
- * runs; the ratio of the quiet runs' means is given beside it when both cases had one.
+ * Per adapter and clients variant: ours >= 0.93x no guard (worst round), and the throttler's ratio reported beside
+ * it; the app CPU ours adds per request.
  */
-export function evaluateGoals(summary) {
+export function httpGoals(runs, groups) {
   const goals = [];
-  for (const row of summary.filter((s) => s.guard.kind === 'ours' && s.guard.goal)) {
-    const none = sameVariant(summary, row, 'none');
-    const throttler = sameVariant(summary, row, 'throttler');
-    const spread = (s) => s.runs.map((r) => int(r.perSecond)).join(' / ');
-    const quietRatio = (other) =>
-      row.quietRuns && other.quietRuns ? `; quiet runs only: ${ratio(row.quietPerSecond / other.quietPerSecond)} (${row.quietRuns} vs ${other.quietRuns} runs)` : '; no quiet run to compare';
-    // Decisions the failure policy made (Redis slower than the guard's timeout) did not go to Redis: say so.
-    const caution =
-      row.degraded > 0
-        ? `; caution: ${int(row.degraded)} of ${int(row.requests)} decisions (${((row.degraded / row.requests) * 100).toFixed(2)}%) were degraded (made by the memory fallback, not Redis)`
-        : '';
-    if (throttler) {
-      const value = row.perSecond / throttler.perSecond;
-      goals.push({
-        met: value >= 1.2,
-        text: `${row.variant.label}, ${row.guard.label} >= 1.2x throttler+redis: ${ratio(value)} (${int(row.perSecond)} vs ${int(throttler.perSecond)} req/s; runs ${spread(row)} vs ${spread(throttler)})${quietRatio(throttler)}${caution}`,
-      });
-    }
-    if (none) {
-      const value = row.perSecond / none.perSecond;
-      goals.push({
-        met: value >= 0.85,
-        text: `${row.variant.label}, ${row.guard.label} >= 0.85x no guard: ${ratio(value)} (${int(row.perSecond)} vs ${int(none.perSecond)} req/s; runs ${spread(row)} vs ${spread(none)})${quietRatio(none)}${caution}`,
-      });
-    }
+  for (const g of groups) {
+    const ours = `${g.id}-ours`;
+    const none = `${g.id}-none`;
+    const throttler = betterThrottler(runs, g.id);
+    const t = summary(roundRatios(runs, throttler, none));
+    const cpu = addedCpu(runs, ours, none);
+    goals.push(
+      scoreGoal({
+        label: `HTTP ${g.label}, our guard on Redis >= 0.93x the no-guard app's req/s`,
+        ratios: roundRatios(runs, ours, none),
+        threshold: 0.93,
+        blockers: [...blockersOf(runs, ours), ...blockersOf(runs, none)],
+        noisy: noisyRounds(runs, [ours, none]),
+        detail:
+          `throttler+redis (${throttler.endsWith('-ap') ? 'auto-pipelining on' : 'auto-pipelining off'}, its better setting): ${x(t.median)} (${x(t.min)}-${x(t.max)}) of no guard; ` +
+          `app CPU our guard adds: ${int(cpu.median)} µs/request (rounds ${int(cpu.min)} to ${int(cpu.max)})`,
+      }),
+    );
   }
   return goals;
 }

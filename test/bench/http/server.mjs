@@ -1,16 +1,18 @@
-// The Nest app under load in the HTTP bench: Express, one route `GET /ping` answering "ok", and one of four
+// The Nest app under load in the HTTP bench: Express or Fastify (config.adapter), one route `GET /ping` answering "ok", and one of four
 // guards (none, our RateLimitGuard with a given algorithm, @nestjs/throttler + @nest-lab/throttler-storage-redis).
 // Plain ESM: decorators are applied by hand (Controller()(cls), Get()(proto, name, descriptor), Module()(cls)).
 //
 // Used two ways:
 // - as a child process (the bench's default): `node test/bench/http/server.mjs` with the case in the env var
 //   BENCH_HTTP_CASE (JSON); it listens on 127.0.0.1:<free port>, sends { type: 'listening', port } over IPC,
-//   answers { type: 'reset-stats' } and { type: 'stats' } (our guard's decision counters), and closes the app and
+//   answers { type: 'reset-stats' }, { type: 'stats' } (our guard's decision counters) and { type: 'cpu' }
+//   (process.cpuUsage()), and closes the app and
 //   exits on { type: 'stop' } (a clean exit, so --cpu-prof writes its profile);
 // - in-process, through `startBenchApp(config)` (BENCH_HTTP_INPROCESS=1), to compare the two set-ups.
 import { Controller, Get, Module } from '@nestjs/common';
 import { APP_GUARD, NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import { Redis } from 'ioredis';
@@ -89,7 +91,7 @@ async function decisionStats(registry) {
 }
 
 /**
- * Builds and starts the app of one case on 127.0.0.1:0. config: { guard: 'none'|'ours'|'throttler', algorithm?,
+ * Builds and starts the app of one case on 127.0.0.1:0. config: { adapter: 'express' | 'fastify', guard: 'none'|'ours'|'throttler', algorithm?,
  * headers?, timeoutMs? (ours), autoPipelining? (the ioredis client's, default off), trustProxy: boolean, redisPort }. Returns { port, close() }.
  */
 export async function startBenchApp(config) {
@@ -100,9 +102,11 @@ export async function startBenchApp(config) {
   class BenchAppModule {}
   Module({ imports, controllers: [PingController], providers })(BenchAppModule);
 
-  const app = await NestFactory.create(BenchAppModule, new ExpressAdapter(), { logger: ['error'] });
-  // Express's req.ip then takes the client address from X-Forwarded-For: both guards key on req.ip here.
-  if (config.trustProxy) app.getHttpAdapter().getInstance().set('trust proxy', true);
+  // With trust proxy on, req.ip (Express) / request.ip (Fastify) is the X-Forwarded-For address, or the socket's
+  // when a request has none: both guards key on it.
+  const adapter = config.adapter === 'fastify' ? new FastifyAdapter({ trustProxy: config.trustProxy === true }) : new ExpressAdapter();
+  const app = await NestFactory.create(BenchAppModule, adapter, { logger: ['error'] });
+  if (config.adapter !== 'fastify' && config.trustProxy) app.getHttpAdapter().getInstance().set('trust proxy', true);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address();
   const registry = await metricsRegistry();
@@ -129,6 +133,10 @@ async function runAsChild() {
         break;
       case 'stats':
         process.send({ type: 'stats', stats: await server.stats() });
+        break;
+      case 'cpu':
+        // The app's own account of its CPU (user + system µs), read inside the process that spent it.
+        process.send({ type: 'cpu', usage: process.cpuUsage() });
         break;
       case 'stop':
         await server.close();

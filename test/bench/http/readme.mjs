@@ -1,0 +1,37 @@
+// The HTTP bench's section of the repository README (between <!-- bench:http --> markers).
+import { median, roundRatios, runsOf, summary } from '../support/rounds.mjs';
+import { markdownTable } from '../support/report.mjs';
+import { addedCpu, betterThrottler } from './report.mjs';
+
+const int = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
+const x = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : '-');
+
+export function readmeSummary({ runs, groups, goals, rounds, measureS }) {
+  const rate = (id) => int(median(runsOf(runs, id).map((r) => r.perSecond)));
+  const vsNone = (id, g) => {
+    const s = summary(roundRatios(runs, id, `${g.id}-none`));
+    return `${x(s.median)} (${x(s.min)}-${x(s.max)})`;
+  };
+  const rows = groups.map((g) => {
+    const throttler = betterThrottler(runs, g.id);
+    return [
+      g.adapter,
+      g.variant.label,
+      rate(`${g.id}-none`),
+      `${rate(`${g.id}-ours`)}: ${vsNone(`${g.id}-ours`, g)}`,
+      `${rate(throttler)}: ${vsNone(throttler, g)}`,
+      int(addedCpu(runs, `${g.id}-ours`, `${g.id}-none`).median),
+    ];
+  });
+  const met = goals.filter((g) => g.met).length;
+  return [
+    `**HTTP** (\`npm run bench:http\`): a Nest 12 app in its own process, \`GET /ping\`, autocannon with 64 connections, ` +
+      `limits nobody reaches; ${rounds} interleaved rounds of ${measureS} s per case. Median req/s, then the ratio to the ` +
+      'no-guard app as median (min-max) over the rounds; throttler at its better auto-pipelining setting.',
+    '',
+    markdownTable(['adapter', 'clients', 'no guard', 'ours on Redis', '@nestjs/throttler + redis storage', 'app CPU µs/req ours adds'], rows, [false, false, true, true, true, true]),
+    '',
+    `Goal (ours >= 0.93x no guard in every round, 0 non-2xx, 0 errors, 0 degraded): ${met} of ${goals.length} met. ` +
+      'Every run and the machine noise: [results/http.md](test/bench/results/http.md).',
+  ].join('\n');
+}
