@@ -23,7 +23,7 @@ export type { KeySpec, RateLimitPolicy } from './interfaces/rate-limit-policy.in
 export { RateLimitModule } from './rate-limit.module.js';
 export { MODULE_OPTIONS_TOKEN as RATE_LIMIT_MODULE_OPTIONS } from './rate-limit.module-definition.js';
 export type { RateLimitOptionsFactory } from './rate-limit.module-definition.js';
-export { RATE_LIMIT_AUDIT, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
+export { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
 export { RateLimitGuard, type RateLimitRejection } from './rate-limit.guard.js';
 export { RateLimitService, type RuleRef, type RuleRefEntry } from './rate-limit.service.js';
 export { RateLimitExceededException, type RateLimitExceededBody } from './rate-limit.exception.js';
@@ -56,3 +56,9 @@ export { MemoryStore, type MemoryStoreOptions } from './stores/memory.store.js';
 export { RateLimitDeadlineError, RedisStore, type RedisStoreOptions } from './stores/redis.store.js';
 export { RateLimitCostError } from './stores/rate-limit-cost.error.js';
 export type { ThrottleReply } from './algorithms/gcra.throttle.js';
+export type { Lease, LeaseDecision, LeaseHandle, LeaseResult, LeaseStore } from './interfaces/lease-store.interface.js';
+export { MemoryLeaseStore, type MemoryLeaseStoreOptions } from './stores/memory-lease.store.js';
+export { RedisLeaseStore, type RedisLeaseStoreOptions } from './stores/redis-lease.store.js';
+export { ResilientLeaseStore, type ResilientLeaseStoreOptions } from './resilience/resilient-lease.store.js';
+export { LeaseReleaseInterceptor } from './http/lease-release.interceptor.js';
+export { DEFAULT_LEASE_MS, MIN_LEASE_MS } from './config/define-rule.js';

@@ -10,3 +10,5 @@ export const SKIP_RATE_LIMIT_METADATA = 'nestjs-redis-rate-limit:skip';
 export const RATE_LIMIT_METRICS = Symbol('RATE_LIMIT_METRICS');
 /** Injection token of the `RejectionAudit`, or null when the audit is off. */
 export const RATE_LIMIT_AUDIT = Symbol('RATE_LIMIT_AUDIT');
+/** Injection token of the `LeaseStore` that holds the leases of concurrency rules. */
+export const RATE_LIMIT_LEASE_STORE = Symbol('RATE_LIMIT_LEASE_STORE');

@@ -10,6 +10,7 @@ import { requestResponseOf, setHeaders, type RequestResponse } from './http/exec
 import { warnIfForwardedForIgnored } from './http/forwarded-for.warning.js';
 import { mostRestrictive, rateLimitHeaders, retryAfterMs, type RuleOutcome } from './http/rate-limit.headers.js';
 import { resolveRequestKey, type KeyedRequest } from './http/request-key.resolver.js';
+import { decideHoldingLeases, hasLeaseRules } from './http/request-lease.binder.js';
 import { userAgentMatches } from './http/user-agent.matcher.js';
 import type { MultiDecision } from './interfaces/decision.interface.js';
 import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
@@ -91,7 +92,8 @@ export class RateLimitGuard implements CanActivate {
       entries[i] = { key, rule: policy.rule, cost: policy.cost };
     }
 
-    const result = await this.service.decide(entries, rulesVersion);
+    // Concurrency rules hold a lease for the request, released when it ends (http/request-lease.binder.ts).
+    const result = hasLeaseRules(entries) ? await decideHoldingLeases(this.service, entries, rulesVersion, context, response) : await this.service.decide(entries, rulesVersion);
     const outcomes = result.decisions.map((decision, i): RuleOutcome => ({ rule: policies[i].rule, decision }));
     if (response && (this.settings.headers !== false || !result.allowed)) {
       setHeaders(response, rateLimitHeaders(this.settings.headers, outcomes, result.allowed));

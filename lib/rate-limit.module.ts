@@ -11,7 +11,7 @@ import type { RateLimitModuleOptions } from './interfaces/rate-limit-options.int
 import { createMetrics, type RateLimitMetrics } from './observability/rate-limit.metrics.js';
 import { RejectionAudit } from './observability/rejection.audit.js';
 import { ThrottledLog } from './observability/throttled.logger.js';
-import { RATE_LIMIT_AUDIT, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
+import { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './rate-limit.module-definition.js';
 import { RateLimitService } from './rate-limit.service.js';
@@ -21,6 +21,8 @@ import type { Redis } from 'ioredis';
 import type { RateLimitStore } from './interfaces/store.interface.js';
 import { isPermanentRedisError } from './stores/redis-connection.errors.js';
 import { createStore, type StoreHandle } from './stores/store.factory.js';
+import { LeaseReleaseInterceptor } from './http/lease-release.interceptor.js';
+import { createLeaseStore } from './stores/lease-store.factory.js';
 
 const STORE_HANDLE = Symbol('RATE_LIMIT_STORE_HANDLE');
 const logger = new Logger('RateLimit');
@@ -68,6 +70,17 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
     { provide: RATE_LIMIT_METRICS, inject: [MODULE_OPTIONS_TOKEN], useFactory: (options: RateLimitModuleOptions) => createMetrics(options.metrics) },
     { provide: RATE_LIMIT_STORE, inject: [STORE_HANDLE, RATE_LIMIT_SETTINGS, RATE_LIMIT_METRICS], useFactory: resilientStore },
     {
+      provide: RATE_LIMIT_LEASE_STORE,
+      inject: [STORE_HANDLE, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE, RATE_LIMIT_METRICS],
+      useFactory: (handle: StoreHandle, settings: RateLimitSettings, store: RateLimitStore, metrics: RateLimitMetrics) => {
+        const errors = new ThrottledLog(logger);
+        return createLeaseStore(handle, settings, store, (error, op) => {
+          metrics.storeError(`lease-${op}`);
+          errors.error(`Rate-limit lease store failed (${op}): ${handle.connectionErrors?.explain(error) ?? error.message}; the failure policy decides meanwhile`);
+        });
+      },
+    },
+    {
       provide: RATE_LIMIT_AUDIT,
       inject: [STORE_HANDLE, RATE_LIMIT_SETTINGS],
       useFactory: (handle: StoreHandle, settings: RateLimitSettings) => {
@@ -85,8 +98,10 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
     UpgradeRequestsWatcher,
     // A 429 thrown by business code gets Retry-After and headers (the guard sets its own), whatever filter answers it.
     { provide: APP_INTERCEPTOR, useClass: RateLimitRefusalInterceptor },
+    // Leases of concurrency rules taken for a WebSocket message (or a call without an HTTP response) end with its handler.
+    { provide: APP_INTERCEPTOR, useClass: LeaseReleaseInterceptor },
   ],
-  exports: [RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_AUDIT, RateLimitPolicies, RateLimitService, RateLimitGuard, RateLimitConfigWatcher],
+  exports: [RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_AUDIT, RateLimitPolicies, RateLimitService, RateLimitGuard, RateLimitConfigWatcher],
 })
 export class RateLimitModule extends ConfigurableModuleClass implements OnApplicationBootstrap, OnApplicationShutdown {
   // Listeners this module put on the client, taken off at shutdown: a client passed in outlives the module, and

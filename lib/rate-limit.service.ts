@@ -11,9 +11,13 @@ import type { RateLimitStore, RuleKey } from './interfaces/store.interface.js';
 import type { RateLimitMetrics } from './observability/rate-limit.metrics.js';
 import type { RejectionAudit } from './observability/rejection.audit.js';
 import { DecisionObserver } from './observability/decision.observer.js';
-import { RATE_LIMIT_AUDIT, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
+import { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
 import { RateLimitExceededException } from './rate-limit.exception.js';
 import { LocalBlockCache } from './resilience/local-block.cache.js';
+import type { Lease, LeaseResult, LeaseStore } from './interfaces/lease-store.interface.js';
+import { leaseDecision, leaseNotAsked } from './stores/lease.decisions.js';
+import { holdLease } from './stores/lease.holder.js';
+import { MemoryLeaseStore } from './stores/memory-lease.store.js';
 
 /**
  * A rule: the name of a configured one (looked up on every call, so config changes apply), a rule from
@@ -40,6 +44,8 @@ export class RateLimitService {
   readonly blockCache?: LocalBlockCache;
   private blockCacheVersion: number;
   private readonly observer: DecisionObserver;
+  /** Where the leases of concurrency rules are kept. */
+  readonly leases: LeaseStore;
 
   constructor(
     @Inject(RATE_LIMIT_STORE) readonly store: RateLimitStore,
@@ -47,7 +53,9 @@ export class RateLimitService {
     @Inject(RATE_LIMIT_SETTINGS) private readonly settings: RateLimitSettings,
     @Optional() @Inject(RATE_LIMIT_METRICS) private readonly metrics?: RateLimitMetrics,
     @Optional() @Inject(RATE_LIMIT_AUDIT) audit?: RejectionAudit | null,
+    @Optional() @Inject(RATE_LIMIT_LEASE_STORE) leases?: LeaseStore,
   ) {
+    this.leases = leases ?? new MemoryLeaseStore({ keyPrefix: settings.keyPrefix, clock: settings.clock });
     if (settings.blockCacheKeys > 0) this.blockCache = new LocalBlockCache(settings.blockCacheKeys, settings.clock, settings.blockCacheBytes);
     this.observer = new DecisionObserver(settings, metrics, audit);
     this.blockCacheVersion = policies.version;
@@ -150,6 +158,67 @@ export class RateLimitService {
     return result;
   }
 
+  /**
+   * Takes a lease of a concurrency rule for `key` (e.g. a user id) if fewer than its `limit` are held. An acquired
+   * lease is renewed every `leaseMs / 2` until `release()`, which must be called once the work is done (in a
+   * `finally`); `withLease` does that for you. A refusal is returned, not thrown.
+   */
+  async acquire(key: string, rule: RuleRef): Promise<LeaseResult> {
+    const resolved = this.rule(rule);
+    const decision = await this.leases.acquire(key, resolved);
+    const { allowed: acquired, limit, remaining, retryAfterMs, degraded } = leaseDecision(decision);
+    const lease = decision.lease ? holdLease(decision.lease, resolved.leaseMs!) : undefined;
+    return { acquired, limit, remaining, retryAfterMs, ...(lease ? { lease } : {}), ...(degraded ? { degraded } : {}) };
+  }
+
+  /**
+   * Runs `fn` holding a lease of a concurrency rule for `key`, and releases it however `fn` ends. Throws
+   * `RateLimitExceededException` (429, Retry-After: see `acquire`) when no slot is free, without running `fn`.
+   */
+  async withLease<T>(key: string, rule: RuleRef, fn: () => T | Promise<T>): Promise<T> {
+    const resolved = this.rule(rule);
+    const result = await this.acquire(key, resolved);
+    if (!result.lease) {
+      const message = typeof this.settings.errorMessage === 'string' ? this.settings.errorMessage : 'Too Many Requests';
+      const decision = { allowed: false, limit: result.limit, remaining: result.remaining, resetAfterMs: result.retryAfterMs, retryAfterMs: result.retryAfterMs };
+      throw new RateLimitExceededException(message, result.retryAfterMs, [decision], [resolved]);
+    }
+    try {
+      return await fn();
+    } finally {
+      await result.lease.release();
+    }
+  }
+
+  /**
+   * `decide` for entries some of whose rules are concurrency rules, as the guard calls it: the rate rules decide
+   * first; if they admit, a lease is taken for each concurrency rule. If a lease is refused, the leases taken
+   * are released and the rate rules' units refunded, so a refused request holds and costs nothing. The leases
+   * of an admitted request are returned for the caller to release when the request ends.
+   */
+  async decideWithLeases(entries: readonly RuleKey[], rulesVersion = this.policies.version): Promise<MultiDecision & { leases: Lease[] }> {
+    const rated: RuleKey[] = [];
+    const leased: number[] = [];
+    entries.forEach((e, i) => (e.rule.algorithm === 'concurrency' ? leased.push(i) : rated.push(e)));
+    const rates = rated.length > 0 ? await this.decide(rated, rulesVersion) : { allowed: true, decisions: [] };
+    const decisions: Decision[] = [];
+    let r = 0;
+    const asked = rates.allowed ? await Promise.all(leased.map((i) => this.acquire(entries[i].key, entries[i].rule))) : [];
+    for (let i = 0, l = 0; i < entries.length; i++) {
+      if (entries[i].rule.algorithm !== 'concurrency') decisions.push(rates.decisions[r++]);
+      else decisions.push(rates.allowed ? leaseResultDecision(asked[l++]) : leaseNotAsked(entries[i].rule));
+    }
+    const leases = asked.flatMap((a) => (a.lease ? [a.lease] : []));
+    const allowed = rates.allowed && asked.every((a) => a.acquired);
+    if (rates.allowed && !allowed) {
+      await Promise.all(leases.map((lease) => lease.release()));
+      await Promise.all(
+        rated.map((e, i) => (rates.decisions[i].degraded === 'open' ? undefined : this.refund(e.key, e.rule, e.cost ?? 1).catch(() => undefined))),
+      );
+    }
+    return { allowed, decisions, leases: allowed ? leases : [] };
+  }
+
   /** One rule alone (the store's single-rule path), several all-or-nothing. */
   private async run(entries: readonly RuleKey[], defaultCost: number): Promise<MultiDecision> {
     if (entries.length > 1) return this.store.consumeAll(entries, defaultCost);
@@ -183,6 +252,11 @@ export class RateLimitService {
       defaultCost: typeof rulesOrCost === 'number' ? rulesOrCost : 1,
     };
   }
+}
+
+function leaseResultDecision(result: LeaseResult): Decision {
+  const { acquired: allowed, limit, remaining, retryAfterMs, degraded } = result;
+  return { allowed, limit, remaining, resetAfterMs: retryAfterMs, retryAfterMs, ...(degraded ? { degraded } : {}) };
 }
 
 function isRule(value: object): value is RateLimitRule {

@@ -31,3 +31,28 @@ export interface LeaseStore {
   /** Takes a lease under `rule` (a concurrency rule) for the tracker `key` if fewer than `rule.limit` are held. */
   acquire(key: string, rule: RateLimitRule): Promise<LeaseDecision>;
 }
+
+/** A lease the service hands out: renewed in the background while held, released once (further calls do nothing). */
+export interface Lease {
+  /** The lease's id in the store. */
+  readonly id: string;
+  /** Whether `release()` was called (or the lease was found lost on renewal). */
+  readonly released: boolean;
+  /** Frees the slot and stops the renewal. Idempotent; never rejects (a lease Redis could not be told of expires after `leaseMs`). */
+  release(): Promise<void>;
+}
+
+/** What `RateLimitService.acquire` answers. */
+export interface LeaseResult {
+  /** Whether a lease was taken: then `lease` is set, and must be released. */
+  acquired: boolean;
+  /** Leases the rule allows in flight at once. */
+  limit: number;
+  /** Slots left after this call. */
+  remaining: number;
+  /** 0 when acquired; otherwise ms after which to try again: 1 s, or sooner when the oldest lease expires sooner. */
+  retryAfterMs: number;
+  lease?: Lease;
+  /** Set when the failure policy decided, as on `Decision`. */
+  degraded?: FailurePolicy;
+}

@@ -1,0 +1,35 @@
+import type { Lease, LeaseHandle } from '../interfaces/lease-store.interface.js';
+
+/**
+ * A lease as the service hands it out: renewed every `leaseMs / 2` by an unref'd timer (a request longer than
+ * `leaseMs` keeps its slot; a crashed process stops renewing, and its slots free `leaseMs` later), released once.
+ */
+export function holdLease(handle: LeaseHandle, leaseMs: number, onError?: (error: Error) => void): Lease {
+  let released = false;
+  let releasing: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    handle.renew().then(
+      (held) => {
+        // Lost (expired while the process stalled, or its key was deleted): its slot may be someone else's now.
+        if (!held) stop();
+      },
+      (error: Error) => onError?.(error),
+    );
+  }, Math.max(1, Math.floor(leaseMs / 2)));
+  timer.unref();
+  const stop = () => {
+    released = true;
+    clearInterval(timer);
+  };
+  return {
+    id: handle.id,
+    get released() {
+      return released;
+    },
+    release() {
+      stop();
+      releasing ??= handle.release().catch((error: Error) => onError?.(error));
+      return releasing;
+    },
+  };
+}
