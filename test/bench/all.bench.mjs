@@ -1,13 +1,16 @@
 // Every benchmark, one after the other, each in its own process with its own throwaway redis-server: accuracy,
-// memory, scale, store, http and resilience. Then writes the index
-// test/bench/results/README.md: what ran, how long it took, each report's goals and charts, with links.
+// memory, scale, store, http, resilience, and callgrind (instructions per decision; skipped, and said so, when
+// valgrind is not installed). Then writes the index test/bench/results/README.md: what ran, how long it took, each
+// report's goals and charts, with links. The store and HTTP benches also rewrite their sections of the
+// repository README (between <!-- bench:store --> / <!-- bench:http --> markers) on a full run.
 //
 // Run: `npm run bench` (builds first). Env is passed on to every bench: BENCH_SECONDS (measured period of each
-// load case; the scale bench defaults to 2, the store bench to 5), BENCH_ROUNDS, MEMORY_KEYS, ACCURACY_WINDOWS,
-// ACCURACY_LIMIT. BENCH_ONLY=accuracy,memory runs only the benches named (file name without .bench.mjs); the index
-// still lists the others' last reports, marked as not from this run (BENCH_ONLY=index rewrites only the index).
+// load case; scale and store default to 2, http to 3), BENCH_ROUNDS (store and http: default 5, the least they
+// score goals on; scale: default 2), BENCH_QUIET_WAIT_S, MEMORY_KEYS, ACCURACY_WINDOWS, ACCURACY_LIMIT,
+// CALLGRIND_N. BENCH_ONLY=accuracy,memory runs only the benches named (file name without .bench.mjs; "callgrind");
+// the index still lists the others' last reports, marked as not from this run (BENCH_ONLY=index rewrites only it).
 // Not part of `npm test` or CI: it takes minutes, and its figures depend on the machine.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { RESULTS_DIR, environmentHeader, runMain, writeResult } from './support/environment.mjs';
@@ -18,18 +21,54 @@ const BENCHES = [
   { file: 'accuracy.bench.mjs', report: 'accuracy.md', about: 'admitted requests and boundary bursts on replayed traces, ours vs peers' },
   { file: 'memory.bench.mjs', report: 'memory.md', about: 'Redis bytes per key at limits 10, 100, 1000, ours vs peers' },
   { file: 'scale.bench.mjs', report: 'scale.md', about: 'decisions/s as keys grow (1 to 1,000,000) and as the sliding log limit grows' },
-  { file: 'store.bench.mjs', report: 'store.md', about: 'decisions/s and latency per algorithm, Redis and memory, vs rate-limiter-flexible' },
-  { file: 'http.bench.mjs', report: 'http.md', about: 'HTTP requests/s through the Nest guard, vs no guard and @nestjs/throttler' },
+  {
+    file: 'store.bench.mjs',
+    report: 'store.md',
+    // gc() between cases: a case must not pay for the previous one's garbage (a million keys' worth at most).
+    nodeArgs: ['--expose-gc'],
+    about: 'decisions/s, latency and Redis CPU per decision through the module, Redis / Cluster / memory, vs rate-limiter-flexible and raw EVALSHA, interleaved rounds',
+  },
+  { file: 'http.bench.mjs', report: 'http.md', about: 'HTTP req/s through the Nest guard on Express and Fastify, vs no guard and @nestjs/throttler, interleaved rounds' },
   { file: 'resilience.bench.mjs', report: 'resilience.md', about: 'decision latency with Redis stalled or killed, breaker on/off; Redis calls saved by the block cache' },
+  {
+    file: 'callgrind/instructions.bench.mjs',
+    name: 'callgrind',
+    report: 'callgrind.md',
+    optional: true,
+    needs: 'valgrind',
+    // It prints its table; kept as the report, under a header.
+    capture: 'Instructions per decision (callgrind)',
+    about: 'instructions per decision (valgrind callgrind): memory store, module, guard path, RateLimiterMemory; immune to machine noise',
+  },
 ];
 
-/** Runs one bench in a child process (its tables go straight to this terminal); resolves its exit code and time. */
-function runBench(file) {
-  const path = fileURLToPath(new URL(file, import.meta.url));
+const benchName = (bench) => bench.name ?? bench.file.replace('.bench.mjs', '');
+
+/** Whether a command runs (`<command> --version` exits 0). */
+function installed(command) {
+  const found = spawnSync(command, ['--version'], { stdio: 'ignore' });
+  return !found.error && found.status === 0;
+}
+
+/**
+ * Runs one bench in a child process (its tables go straight to this terminal); resolves its exit code and time.
+ * A bench with `capture` prints its report instead of writing one: its stdout is kept as `report`, under a header.
+ */
+function runBench(bench) {
+  const path = fileURLToPath(new URL(bench.file, import.meta.url));
   const started = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path], { stdio: 'inherit', env: process.env });
-    child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), seconds: (performance.now() - started) / 1000 }));
+    const child = spawn(process.execPath, [...(bench.nodeArgs ?? []), path], { stdio: ['ignore', bench.capture ? 'pipe' : 'inherit', 'inherit'], env: process.env });
+    let out = '';
+    child.stdout?.on('data', (chunk) => {
+      out += chunk;
+      process.stdout.write(chunk);
+    });
+    child.on('exit', (code, signal) => {
+      const result = { code: code ?? (signal ? 1 : 0), seconds: (performance.now() - started) / 1000 };
+      if (bench.capture && result.code === 0) writeResult(bench.report, `${environmentHeader(bench.capture, redisServerVersion())}\n\n## Results\n\n${out.trim()}\n`);
+      resolve(result);
+    });
     child.on('error', () => resolve({ code: 1, seconds: (performance.now() - started) / 1000 }));
   });
 }
@@ -98,7 +137,7 @@ function index(runs) {
 function selected() {
   const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
   if (!only?.length) return null;
-  const names = [...BENCHES.map((b) => b.file.replace('.bench.mjs', '')), 'index'];
+  const names = [...BENCHES.map(benchName), 'index'];
   const unknown = only.filter((n) => !names.includes(n));
   if (unknown.length) throw new Error(`BENCH_ONLY names unknown benches: ${unknown.join(', ')} (known: ${names.join(', ')})`);
   return new Set(only);
@@ -108,7 +147,7 @@ async function main() {
   const only = selected();
   const runs = [];
   for (const bench of BENCHES) {
-    if (only && !only.has(bench.file.replace('.bench.mjs', ''))) {
+    if (only && !only.has(benchName(bench))) {
       runs.push({ ...bench, skipped: 'not selected (BENCH_ONLY)', code: 0 });
       continue;
     }
@@ -116,8 +155,12 @@ async function main() {
       runs.push({ ...bench, skipped: 'skipped (file absent)', code: 0 });
       continue;
     }
+    if (bench.needs && !installed(bench.needs)) {
+      runs.push({ ...bench, skipped: `skipped (${bench.needs} is not installed)`, code: 0 });
+      continue;
+    }
     process.stderr.write(`\n=== ${bench.file} ===\n`);
-    runs.push({ ...bench, ...(await runBench(bench.file)) });
+    runs.push({ ...bench, ...(await runBench(bench)) });
   }
   writeResult('README.md', index(runs));
   const failed = runs.filter((r) => r.code !== 0);

@@ -34,13 +34,14 @@ export async function coalesceAvailable() {
 export const ruleFor = (algorithm, limit) => defineRule({ algorithm, limit, window: WINDOW_MS }, 'bench');
 
 /**
- * Our module in an application context: `store` as forRoot takes it (a redis:// URL, { cluster }, 'memory'),
- * `coalesce` passed only when set (undefined: the module's default). Metrics go to a registry of this run.
+ * Our module in an application context: `store` as forRoot takes it (a redis:// URL, { cluster }, 'memory').
+ * `coalesce: false` turns coalescing off; true or undefined leave the module's default (on, { maxBatch: 256 }).
+ * Metrics go to a registry of this run.
  */
 export async function moduleSubject({ store, algorithm, limit, coalesce }) {
   const rule = ruleFor(algorithm, limit);
   const registry = new promClient.Registry();
-  const options = { store, metrics: { registry }, ...(coalesce === undefined ? {} : { coalesce }) };
+  const options = { store, metrics: { registry }, ...(coalesce === false ? { coalesce: false } : {}) };
   const app = await NestFactory.createApplicationContext(RateLimitModule.forRoot(options), { logger: ['error'] });
   const service = app.get(RateLimitService);
   return {
