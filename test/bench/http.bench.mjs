@@ -5,7 +5,8 @@
 // started by the bench on a free port holds the counters.
 //
 // Cases, per adapter: no guard; our RateLimitModule.forRoot({ store: <ioredis client>, globalGuard: true,
-// defaultRule: { limit: 1e9, window: '1m' } }) (sliding window, the default algorithm); @nestjs/throttler 6
+// defaultRule: { limit: 1e9, window: '1m' } }) (sliding window, the default algorithm; every other option at its
+// default, coalescing included when the build has it); @nestjs/throttler 6
 // (ThrottlerGuard as APP_GUARD) with @nest-lab/throttler-storage-redis, { ttl: 60000, limit: 1e9 }, its client with
 // auto-pipelining off and on (scored at its better setting). Limits are huge: every request is admitted, so this
 // is the cost of a decision. Clients: "1 IP" (autocannon's one address) and "10k IPs" (X-Forwarded-For from a
@@ -45,7 +46,7 @@ const VARIANTS = [
 ];
 const GUARDS = [
   { id: 'none', kind: 'none', label: 'no guard', config: { guard: 'none' } },
-  { id: 'ours', kind: 'ours', label: 'ours (sliding-window, Redis)', config: { guard: 'ours', algorithm: 'sliding-window' } },
+  { id: 'ours', kind: 'ours', label: 'ours (sliding-window, Redis, module defaults)', config: { guard: 'ours', algorithm: 'sliding-window' } },
   { id: 'throttler', kind: 'throttler', label: 'throttler+redis, auto-pipelining off', config: { guard: 'throttler' } },
   { id: 'throttler-ap', kind: 'throttler', label: 'throttler+redis, auto-pipelining on', config: { guard: 'throttler', autoPipelining: true } },
 ];
