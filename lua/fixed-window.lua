@@ -22,10 +22,10 @@
 -- Returns the current window's end (µs), its count so far, and whether the stored value is another window's
 -- (or missing), in which case the count starts from 0.
 local function fw_read(r, now)
-  local window_end = now - math.fmod(now, r.window) + r.window
+  local window_end = now - fmod(now, r.window) + r.window
   local value = get_number(r.key)
-  if value and value - math.fmod(value, r.window) == window_end then
-    return window_end, math.fmod(value, r.window), false
+  if value and value - fmod(value, r.window) == window_end then
+    return window_end, fmod(value, r.window), false
   end
   return window_end, 0, true
 end
@@ -36,9 +36,9 @@ ALGORITHMS['fw'] = {
     if count + cost <= r.limit then
       if apply then
         if fresh then
-          redis.call('SET', r.key, int(window_end + cost), 'PX', ceil_ms(window_end - now))
+          rcall('SET', r.key, int(window_end + cost), 'PX', ceil_ms(window_end - now))
         else
-          redis.call('INCRBY', r.key, cost)
+          rcall('INCRBY', r.key, cost)
         end
       end
       if cost == 0 and count == 0 then
@@ -52,7 +52,7 @@ ALGORITHMS['fw'] = {
   refund = function(r, now, cost)
     local _, count = fw_read(r, now)
     if count > 0 then
-      redis.call('DECRBY', r.key, math.min(cost, count))
+      rcall('DECRBY', r.key, min(cost, count))
     end
   end,
 }

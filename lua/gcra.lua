@@ -50,7 +50,7 @@ ALGORITHMS['gcra'] = {
     local t, d = reduced_interval(r.window, r.limit)
     local tat = units_until(r.key, now, d, t * r.param) - quantity * t
     if tat <= 0 then
-      redis.call('DEL', r.key)
+      rcall('DEL', r.key)
     else
       set_instant(r.key, now, tat, d)
     end

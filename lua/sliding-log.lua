@@ -30,13 +30,13 @@ end
 ALGORITHMS['sl'] = {
   check = function(r, now, cost, apply)
     -- An entry at t is inside the window while t > now - window.
-    redis.call('ZREMRANGEBYSCORE', r.key, '-inf', now - r.window)
-    local count = redis.call('ZCARD', r.key)
-    local newest = redis.call('ZRANGE', r.key, -1, -1, 'WITHSCORES')
+    rcall('ZREMRANGEBYSCORE', r.key, '-inf', now - r.window)
+    local count = rcall('ZCARD', r.key)
+    local newest = rcall('ZRANGE', r.key, -1, -1, 'WITHSCORES')
     -- A clock that steps back must not put entries before the newest one: sequence numbers would repeat.
     local at = now
     if newest[1] then
-      at = math.max(now, tonumber(newest[2]))
+      at = max(now, tonumber(newest[2]))
     end
     if count + cost <= r.limit then
       if apply then
@@ -45,13 +45,13 @@ ALGORITHMS['sl'] = {
         -- ZADD in chunks: unpack() has a bounded stack.
         for first = 1, cost, 1000 do
           local args = {}
-          for i = first, math.min(cost, first + 999) do
+          for i = first, min(cost, first + 999) do
             args[#args + 1] = score
             args[#args + 1] = sl_member(seq + i)
           end
-          redis.call('ZADD', r.key, unpack(args))
+          rcall('ZADD', r.key, unpack(args))
         end
-        redis.call('PEXPIRE', r.key, ceil_ms(at + r.window - now))
+        rcall('PEXPIRE', r.key, ceil_ms(at + r.window - now))
       end
       if cost == 0 then
         -- A look, not a request: the key is full again when its newest entry leaves.
@@ -61,12 +61,12 @@ ALGORITHMS['sl'] = {
     end
     -- Refused: wait until the oldest (count + cost - limit) entries have left the window.
     local rank = count + cost - r.limit - 1
-    local freeing = redis.call('ZRANGE', r.key, rank, rank, 'WITHSCORES')
+    local freeing = rcall('ZRANGE', r.key, rank, rank, 'WITHSCORES')
     return false, r.limit - count, tonumber(newest[2]) + r.window - now, tonumber(freeing[2]) + r.window - now
   end,
   refund = function(r, now, cost)
     -- The newest entries are the ones the refunded request added.
-    redis.call('ZPOPMAX', r.key, cost)
+    rcall('ZPOPMAX', r.key, cost)
   end,
 }
 --- @include "driver"

@@ -30,9 +30,9 @@
 -- ({ start µs, count, field }), their total, the current cell's start (µs) and number, and the base (nil: none).
 local function sw_cells(r, now)
   local cell = r.window / r.param
-  local current = now - math.fmod(now, cell)
+  local current = now - fmod(now, cell)
   local first_live = current - r.window + cell
-  local flat = redis.call('HGETALL', r.key)
+  local flat = rcall('HGETALL', r.key)
   local base
   for i = 1, #flat, 2 do
     if flat[i] == 'b' then
@@ -53,10 +53,10 @@ local function sw_cells(r, now)
     end
   end
   if #live == 0 and base then
-    redis.call('DEL', r.key)
+    rcall('DEL', r.key)
     base = nil
   elseif #stale > 0 then
-    redis.call('HDEL', r.key, unpack(stale))
+    rcall('HDEL', r.key, unpack(stale))
   end
   table.sort(live, function(a, b) return a[1] < b[1] end)
   return live, total, current, current / cell, base
@@ -71,13 +71,13 @@ local function sw_field(r, live, index, base)
   local cell = r.window / r.param
   if base then
     for _, c in ipairs(live) do
-      redis.call('HDEL', r.key, c[3])
+      rcall('HDEL', r.key, c[3])
     end
   end
   for _, c in ipairs(live) do
-    redis.call('HSET', r.key, int(c[1] / cell - index), c[2])
+    rcall('HSET', r.key, int(c[1] / cell - index), c[2])
   end
-  redis.call('HSET', r.key, 'b', int(index))
+  rcall('HSET', r.key, 'b', int(index))
   return '0'
 end
 
@@ -93,12 +93,12 @@ ALGORITHMS['sw'] = {
         return true, r.limit - total, newest and (newest + r.window - now) or 0, 0
       end
       local was_newest = newest
-      newest = math.max(current, newest or current)
+      newest = max(current, newest or current)
       if apply then
-        redis.call('HINCRBY', r.key, sw_field(r, live, index, base), cost)
+        rcall('HINCRBY', r.key, sw_field(r, live, index, base), cost)
         -- The key lives until its newest cell leaves the window: set when that cell is new, not on every write.
         if newest ~= was_newest then
-          redis.call('PEXPIRE', r.key, ceil_ms(newest + r.window - now))
+          rcall('PEXPIRE', r.key, ceil_ms(newest + r.window - now))
         end
       end
       return true, r.limit - total - cost, newest + r.window - now, 0
@@ -120,12 +120,12 @@ ALGORITHMS['sw'] = {
       if cost <= 0 then
         break
       end
-      local take = math.min(cost, live[i][2])
+      local take = min(cost, live[i][2])
       local field = live[i][3]
       if take == live[i][2] then
-        redis.call('HDEL', r.key, field)
+        rcall('HDEL', r.key, field)
       else
-        redis.call('HINCRBY', r.key, field, -take)
+        rcall('HINCRBY', r.key, field, -take)
       end
       cost = cost - take
     end

@@ -41,7 +41,7 @@ ALGORITHMS['tb'] = {
     local interval, d = reduced_interval(r.window, r.param)
     local debt = units_until(r.key, now, d, r.limit * interval) - cost * interval
     if debt <= 0 then
-      redis.call('DEL', r.key)
+      rcall('DEL', r.key)
     else
       set_instant(r.key, now, debt, d)
     end

@@ -19,7 +19,7 @@
 local now
 if ARGV[1] == '' then
   -- Redis's own clock, so that app hosts whose clocks disagree still share one window.
-  local t = redis.call('TIME')
+  local t = rcall('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 else
   now = tonumber(ARGV[1])
@@ -83,7 +83,7 @@ local function lockout_left(r)
     return nil
   end
   local started = get_number(r.block_key)
-  local left = started and math.min(started + r.block - now, r.block)
+  local left = started and min(started + r.block - now, r.block)
   if left and left > 0 then
     return left
   end
@@ -97,14 +97,14 @@ local function locked_out(r, left)
   if allowed then
     allowed, _, reset, retry = r.algorithm.check(r, now, 0, false)
   end
-  return false, 0, math.max(reset, left), retry < 0 and -1 or math.max(retry, left)
+  return false, 0, max(reset, left), retry < 0 and -1 or max(retry, left)
 end
 
 -- Starts rule `r`'s lockout after a refusal. The wait is the longer of the lockout and the algorithm's own: waiting
 -- the lockout alone could be refused again, and start another lockout.
 local function lock_out(r, reset, retry)
-  redis.call('SET', r.block_key, int(now), 'PX', r.block / 1000)
-  return math.max(reset, r.block), retry < 0 and -1 or math.max(retry, r.block)
+  rcall('SET', r.block_key, int(now), 'PX', r.block / 1000)
+  return max(reset, r.block), retry < 0 and -1 or max(retry, r.block)
 end
 
 local function push(allowed, remaining, reset, retry)
