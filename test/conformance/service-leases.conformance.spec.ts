@@ -72,4 +72,19 @@ describe.each(['memory', 'redis'] as const)('RateLimitService leases on the %s s
     expect(held.lease!.released).toBe(true);
     expect(jest.getTimerCount()).toBe(0);
   });
+
+  it('refunds the rate rules of a request whose lease is refused, and holds nothing for it', async () => {
+    const rateLimit = service();
+    const rate = defineRule({ algorithm: 'fixed-window', limit: 5, window: '1m' }, 'rate');
+    const held = await rateLimit.acquire('u1', exports);
+    const refused = await rateLimit.decideWithLeases([{ key: 'u1', rule: rate }, { key: 'u1', rule: exports }]);
+    expect(refused.allowed).toBe(false);
+    expect(refused.leases).toEqual([]);
+    // A peek reports what a request would leave: 4 of 5 means nothing is counted.
+    expect((await rateLimit.peek('u1', rate)).remaining).toBe(4);
+    await held.lease!.release();
+    const admitted = await rateLimit.decideWithLeases([{ key: 'u1', rule: rate }, { key: 'u1', rule: exports }]);
+    expect([admitted.allowed, admitted.leases.length, admitted.decisions[0].remaining]).toEqual([true, 1, 4]);
+    await admitted.leases[0].release();
+  });
 });
