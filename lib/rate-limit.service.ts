@@ -14,6 +14,7 @@ import { DecisionObserver } from './observability/decision.observer.js';
 import { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
 import { RateLimitExceededException } from './rate-limit.exception.js';
 import { LocalBlockCache } from './resilience/local-block.cache.js';
+import { MemoryStore } from './stores/memory.store.js';
 import type { Lease, LeaseResult, LeaseStore } from './interfaces/lease-store.interface.js';
 import { leaseDecision, leaseNotAsked } from './stores/lease.decisions.js';
 import { holdLease } from './stores/lease.holder.js';
@@ -128,31 +129,46 @@ export class RateLimitService {
    * before is refused again from the local block cache until its wait has passed, without a store call.
    * `rulesVersion` is the `RateLimitPolicies.version` the entries' rules were read under (default: now).
    */
-  async decide(entries: readonly RuleKey[], rulesVersion = this.policies.version): Promise<MultiDecision> {
+  decide(entries: readonly RuleKey[], rulesVersion = this.policies.version): Promise<MultiDecision> {
     const started = performance.now();
     const cache = this.blockCache;
-    let signature = '';
+    let signature: string | undefined;
     let generation = 0;
-    if (cache) {
-      if (this.blockCacheVersion !== this.policies.version) {
-        // Rules changed (config reload): a refusal under the old limits proves nothing under the new ones.
-        cache.clear();
-        this.blockCacheVersion = this.policies.version;
+    try {
+      if (cache) {
+        if (this.blockCacheVersion !== this.policies.version) {
+          // Rules changed (config reload): a refusal under the old limits proves nothing under the new ones.
+          cache.clear();
+          this.blockCacheVersion = this.policies.version;
+        }
+        // The signature is built only when there is a refusal it could find: most requests meet an empty cache.
+        if (cache.size > 0) {
+          signature = LocalBlockCache.signature(entries);
+          const cached = cache.get(signature);
+          if (cached) {
+            this.metrics?.blockCacheHit();
+            this.observer.observe(entries, cached, started, true);
+            return Promise.resolve(cached);
+          }
+        }
+        generation = cache.generation;
       }
-      signature = LocalBlockCache.signature(entries);
-      const cached = cache.get(signature);
-      if (cached) {
-        this.metrics?.blockCacheHit();
-        this.observer.observe(entries, cached, started, true);
-        return cached;
-      }
-      generation = cache.generation;
+      // The memory store decides synchronously: no promise and no turn of the microtask queue in between. Only
+      // the class itself: a subclass may override consume/consumeAll (to count calls, say), and is called as any store.
+      if (Object.getPrototypeOf(this.store) === MemoryStore.prototype) return Promise.resolve(this.decided(entries, (this.store as MemoryStore).consumeAllNow(entries, 1), started, rulesVersion, signature, generation));
+    } catch (error) {
+      return Promise.reject(error);
     }
-    const result = await this.run(entries, 1);
+    return this.run(entries, 1).then((result) => this.decided(entries, result, started, rulesVersion, signature, generation));
+  }
+
+  /** A decision made: remembered if it is a refusal the block cache may repeat, and observed. */
+  private decided(entries: readonly RuleKey[], result: MultiDecision, started: number, rulesVersion: number, signature: string | undefined, generation: number): MultiDecision {
+    const cache = this.blockCache;
     // A degraded refusal says nothing about the key: it must not outlive the outage. Nor may a refusal decided
     // under rules since replaced, or while a reset, refund or reload emptied the cache: its reply was in flight.
     if (cache && !result.allowed && !result.decisions.some((d) => d.degraded) && rulesVersion === this.policies.version && generation === cache.generation) {
-      cache.set(signature, result, longestWaitMs(result.decisions));
+      cache.set(signature ?? LocalBlockCache.signature(entries), result, longestWaitMs(result.decisions));
     }
     this.observer.observe(entries, result, started, false);
     return result;

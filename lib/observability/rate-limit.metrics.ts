@@ -2,8 +2,8 @@ import type { CircuitState } from '../resilience/circuit-breaker.js';
 
 /** What the module reports; a no-op when prom-client is not installed or metrics are off. */
 export interface RateLimitMetrics {
-  /** One rule's part in a decision. */
-  decision(rule: string, result: 'allowed' | 'rejected' | 'degraded'): void;
+  /** One rule's part in a decision; `'shadow_rejected'`: a shadow rule refused, and the request was not refused for it. */
+  decision(rule: string, result: 'allowed' | 'rejected' | 'degraded' | 'shadow_rejected'): void;
   /** One request's decision took this long, in seconds (Prometheus counts in seconds). */
   duration(seconds: number): void;
   storeError(operation: string): void;
@@ -50,7 +50,7 @@ export async function createMetrics(options: RateLimitMetricsOptions | false | u
   const prefix = options?.prefix ?? 'rate_limit_';
   const metric = <T>(name: string, make: () => T): T => (registry.getSingleMetric(`${prefix}${name}`) as T | undefined) ?? make();
 
-  const decisions = metric('decisions_total', () => new prom.Counter({ name: `${prefix}decisions_total`, help: 'Rate-limit decisions by rule and result: admitted requests per rule, refusals per refusing rule (degraded: decided by the failure policy).', labelNames: ['rule', 'result'], registers: [registry] }));
+  const decisions = metric('decisions_total', () => new prom.Counter({ name: `${prefix}decisions_total`, help: 'Rate-limit decisions by rule and result: admitted requests per rule, refusals per refusing rule (degraded: decided by the failure policy; shadow_rejected: a shadow rule refused, the request was not refused for it).', labelNames: ['rule', 'result'], registers: [registry] }));
   const errors = metric('store_errors_total', () => new prom.Counter({ name: `${prefix}store_errors_total`, help: 'Store (Redis) failures and timeouts, by operation.', labelNames: ['operation'], registers: [registry] }));
   const latency = metric('decision_duration_seconds', () => new prom.Histogram({ name: `${prefix}decision_duration_seconds`, help: 'Time to decide one request, store round trip included.', buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25], registers: [registry] }));
   const circuit = metric('circuit_state', () => new prom.Gauge({ name: `${prefix}circuit_state`, help: 'Circuit breaker in front of the store: 0 closed, 0.5 half-open, 1 open.', registers: [registry] }));
@@ -59,9 +59,15 @@ export async function createMetrics(options: RateLimitMetricsOptions | false | u
   // One child per rule name (rule names come from configuration, so the map is as small as the rule set): a
   // decision does not build a labels object.
   const utilizationByRule = new Map<string, { observe(value: number): void }>();
+  // The same for the decisions counter: one child per rule name and result.
+  const decisionsByRule = new Map<string, Record<string, { inc(): void }>>();
   circuit.set(0);
   return {
-    decision: (rule, result) => decisions.inc({ rule, result }),
+    decision: (rule, result) => {
+      let children = decisionsByRule.get(rule);
+      if (!children) decisionsByRule.set(rule, (children = {}));
+      (children[result] ??= decisions.labels({ rule, result })).inc();
+    },
     duration: (seconds) => latency.observe(seconds),
     storeError: (operation) => errors.inc({ operation }),
     circuit: (state) => circuit.set(CIRCUIT_VALUE[state]),

@@ -32,6 +32,8 @@ export class LocalBlockCache {
   private hitCount = 0;
   private byteCount = 0;
   private generationCount = 0;
+  /** Where eviction stopped: every entry before it is gone, so the next one it yields is the oldest. */
+  private oldest?: MapIterator<[string, Entry]>;
 
   constructor(
     private readonly maxKeys = DEFAULT_BLOCK_CACHE_KEYS,
@@ -93,9 +95,13 @@ export class LocalBlockCache {
     const now = this.clock();
     this.entries.set(signature, { until: now + retryAfterMs, at: now, result, bytes });
     this.byteCount += bytes;
-    for (const [oldest, entry] of this.entries) {
-      if (this.entries.size <= this.maxKeys && this.byteCount <= this.maxBytes) break;
-      this.delete(oldest, entry);
+    while (this.entries.size > this.maxKeys || this.byteCount > this.maxBytes) {
+      // One iterator kept from eviction to eviction: a fresh walk from the start would step over every entry deleted
+      // since the Map last compacted, O(maxKeys) per refusal once the cache is full.
+      let next = this.oldest?.next();
+      if (next === undefined || next.done) next = (this.oldest = this.entries.entries()).next();
+      if (next.done) break;
+      this.delete(next.value[0], next.value[1]);
     }
   }
 
@@ -111,6 +117,7 @@ export class LocalBlockCache {
   clear(): void {
     this.generationCount++;
     this.entries.clear();
+    this.oldest = undefined;
     this.byteCount = 0;
   }
 

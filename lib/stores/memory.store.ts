@@ -62,6 +62,11 @@ export class MemoryStore implements RateLimitStore {
   }
 
   async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
+    return this.consumeAllNow(entries, cost);
+  }
+
+  /** `consumeAll`, decided synchronously: what RateLimitService.decide calls, with no promise in between. */
+  consumeAllNow(entries: readonly RuleKey[], cost = 1): MultiDecision {
     if (entries.length === 1) {
       // One rule alone is what the driver does for one rule; no plan of the call is needed.
       const { key, rule, cost: own = cost } = entries[0];

@@ -1,0 +1,119 @@
+// Instructions per decision, counted by valgrind's callgrind: unlike time, they do not move with machine noise.
+// Each subject runs N decisions and then 2N in two callgrind runs (same warm-up); (I(2N) - I(N)) / N is the cost
+// of one decision, start-up, module loading and JIT warm-up cancelling out.
+//
+// Run (after `npm run build`; needs `valgrind`, Debian/Ubuntu: apt-get install -y valgrind):
+//   node test/bench/callgrind/instructions.bench.mjs            all subjects, N = 20000
+//   CALLGRIND_N=50000 node test/bench/callgrind/instructions.bench.mjs bare module
+// Subjects: bare (MemoryStore.consume), module (RateLimitService.decide, memory store, metrics on), guard
+// (RateLimitGuard.canActivate on a Nest execution context over node:http request/response objects),
+// context (the same request, response and context built, no guard: subtract it from guard), rlf
+// (rate-limiter-flexible RateLimiterMemory.consume). Admit-all (limit 1e7 per minute, 10,000 keys), fixed window.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SUBJECTS = ['bare', 'module', 'guard', 'context', 'rlf'];
+const here = fileURLToPath(import.meta.url);
+
+if (process.argv[2] === '--child') {
+  await child(process.argv[3], Number(process.argv[4]));
+} else {
+  await main();
+}
+
+async function main() {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    console.error('valgrind is missing: apt-get install -y valgrind');
+    process.exit(1);
+  }
+  const n = Number(process.env.CALLGRIND_N ?? 20_000);
+  const subjects = process.argv.slice(2).length > 0 ? process.argv.slice(2) : SUBJECTS;
+  console.log(`| subject | instructions / decision (N = ${n}) |\n| --- | ---: |`);
+  for (const subject of subjects) {
+    const once = instructions(subject, n);
+    const twice = instructions(subject, 2 * n);
+    console.log(`| ${subject} | ${Math.round((twice - once) / n).toLocaleString('en-US')} |`);
+  }
+}
+
+/** Total instructions callgrind counts for one run of `decisions` decisions (all threads). */
+function instructions(subject, decisions) {
+  const dir = mkdtempSync(join(tmpdir(), 'callgrind-'));
+  try {
+    const run = spawnSync(
+      'valgrind',
+      ['--tool=callgrind', `--callgrind-out-file=${join(dir, 'out.%p')}`, '--dump-instr=no', '--collect-jumps=no', process.execPath, '--single-threaded', '--expose-gc', '--predictable-gc-schedule', here, '--child', subject, String(decisions)],
+      { encoding: 'utf8', maxBuffer: 1 << 26 },
+    );
+    if (run.status !== 0) throw new Error(`callgrind run of ${subject} failed:\n${run.stderr.slice(-2000)}`);
+    let total = 0;
+    for (const file of readdirSync(dir)) {
+      const summary = /^(?:summary|totals):\s*(\d+)/m.exec(readFileSync(join(dir, file), 'utf8'));
+      if (summary) total += Number(summary[1]);
+    }
+    return total;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function child(subject, decisions) {
+  const KEYS = 10_000;
+  const keys = Array.from({ length: KEYS }, (_, i) => `203.0.${(i >> 8) & 255}.${i & 255}`);
+  const call = await subjectCall(subject);
+  // The same warm-up whatever N: every key once, then 20,000 more decisions, so the JIT has settled.
+  for (let i = 0; i < KEYS + 20_000; i++) await call(keys[i % KEYS]);
+  // A full collection on either side of the measured loop, so that both runs end with the same heap to collect.
+  globalThis.gc();
+  for (let i = 0; i < decisions; i++) await call(keys[i % KEYS]);
+  globalThis.gc();
+  process.exit(0);
+}
+
+async function subjectCall(subject) {
+  const lib = await import('../../../dist/index.js');
+  const rule = lib.defineRule({ algorithm: 'fixed-window', limit: 10_000_000, window: 60_000 }, 'bench');
+  if (subject === 'bare') {
+    const store = new lib.MemoryStore();
+    return (key) => store.consume(key, rule);
+  }
+  if (subject === 'rlf') {
+    const { RateLimiterMemory } = await import('rate-limiter-flexible');
+    const limiter = new RateLimiterMemory({ points: 10_000_000, duration: 60 });
+    return (key) => limiter.consume(key);
+  }
+  await import('reflect-metadata');
+  const { NestFactory } = await import('@nestjs/core');
+  const { default: promClient } = await import('prom-client');
+  const options = { store: 'memory', metrics: { registry: new promClient.Registry() }, defaultRule: { algorithm: 'fixed-window', limit: 10_000_000, window: 60_000 } };
+  const app = await NestFactory.createApplicationContext(lib.RateLimitModule.forRoot(options), { logger: ['error'] });
+  if (subject === 'module') {
+    const service = app.get(lib.RateLimitService);
+    return (key) => service.decide([{ key, rule }]);
+  }
+  if (subject !== 'guard' && subject !== 'context') throw new Error(`Unknown subject ${subject}: one of ${SUBJECTS.join(', ')}`);
+  const { Reflector } = await import('@nestjs/core');
+  const { ExecutionContextHost } = await import('@nestjs/core/helpers/execution-context-host.js');
+  const { IncomingMessage, ServerResponse } = await import('node:http');
+  const { Socket } = await import('node:net');
+  const { RateLimitPolicies } = await import('../../../dist/config/rate-limit.policies.js');
+  const { RATE_LIMIT_SETTINGS } = await import('../../../dist/rate-limit.constants.js');
+  const guard = new lib.RateLimitGuard(app.get(Reflector), app.get(lib.RateLimitService), app.get(RateLimitPolicies), app.get(RATE_LIMIT_SETTINGS));
+  class BenchController {
+    handler() {}
+  }
+  const socket = new Socket();
+  // One request and response per decision, as a server has; what the guard adds is what is counted on top.
+  return (key) => {
+    const request = new IncomingMessage(socket);
+    Object.defineProperty(request, 'ip', { value: key });
+    const context = new ExecutionContextHost([request, new ServerResponse(request), () => {}], BenchController, BenchController.prototype.handler);
+    context.setType('http');
+    return subject === 'guard' ? guard.canActivate(context) : Promise.resolve(true);
+  };
+}
