@@ -10,6 +10,7 @@ export type {
   RateLimitHeadersMode,
   RateLimitKey,
   RateLimitKeyFunction,
+  RateLimitMode,
   RateLimitModuleExtras,
   RateLimitModuleOptions,
   RateLimitNamedPolicyOptions,

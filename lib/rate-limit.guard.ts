@@ -67,6 +67,7 @@ export class RateLimitGuard implements CanActivate {
 
     const entries: RuleKey[] = new Array(policies.length);
     let ip: string | undefined;
+    let shadowed = false;
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i];
       let tracker: string;
@@ -89,14 +90,21 @@ export class RateLimitGuard implements CanActivate {
       }
       const key = this.generateKey(context, tracker, policy);
       if (typeof key !== 'string' || key === '') this.refuseUndecidable(`generateKey returned ${JSON.stringify(key)} for rule "${policy.name}", not a non-empty string`);
-      entries[i] = { key, rule: policy.rule, cost: policy.cost };
+      if (this.policies.isShadow(policy)) {
+        entries[i] = { key, rule: policy.rule, cost: policy.cost, shadow: true };
+        shadowed = true;
+      } else {
+        entries[i] = { key, rule: policy.rule, cost: policy.cost };
+      }
     }
 
     // Concurrency rules hold a lease for the request, released when it ends (http/request-lease.binder.ts).
     const result = hasLeaseRules(entries) ? await decideHoldingLeases(this.service, entries, rulesVersion, context, response) : await this.service.decide(entries, rulesVersion);
     const outcomes = result.decisions.map((decision, i): RuleOutcome => ({ rule: policies[i].rule, decision }));
-    if (response && (this.settings.headers !== false || !result.allowed)) {
-      setHeaders(response, rateLimitHeaders(this.settings.headers, outcomes, result.allowed));
+    // Shadow rules stay out of the headers unless asked for: a rule tried out in shadow changes nothing a client sees.
+    const shown = shadowed && !this.settings.shadowHeaders ? outcomes.filter((o) => !o.decision.shadow) : outcomes;
+    if (response && shown.length > 0 && (this.settings.headers !== false || !result.allowed)) {
+      setHeaders(response, rateLimitHeaders(this.settings.headers, shown, result.allowed));
     }
     if (!result.allowed) await this.throwRateLimitException(context, { outcomes, result, retryAfterMs: retryAfterMs(outcomes) });
     return true;

@@ -60,7 +60,7 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
       provide: RateLimitPolicies,
       inject: [MODULE_OPTIONS_TOKEN, RATE_LIMIT_SETTINGS],
       useFactory: (options: RateLimitModuleOptions, settings: RateLimitSettings) =>
-        new RateLimitPolicies({ defaultRule: options.defaultRule, rules: options.rules }, readRulesConfig(settings), settings.configPath),
+        new RateLimitPolicies({ defaultRule: options.defaultRule, rules: options.rules, mode: options.mode }, readRulesConfig(settings), settings.configPath),
     },
     {
       provide: STORE_HANDLE,

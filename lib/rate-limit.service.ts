@@ -19,6 +19,8 @@ import type { Lease, LeaseResult, LeaseStore } from './interfaces/lease-store.in
 import { leaseDecision, leaseNotAsked } from './stores/lease.decisions.js';
 import { holdLease } from './stores/lease.holder.js';
 import { MemoryLeaseStore } from './stores/memory-lease.store.js';
+import { asShadow, decideWithShadowRules, hasShadowRules } from './shadow/shadow-mode.decider.js';
+import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
 
 /**
  * A rule: the name of a configured one (looked up on every call, so config changes apply), a rule from
@@ -40,7 +42,7 @@ export interface RuleRefEntry {
  */
 @Injectable()
 export class RateLimitService {
-  private readonly compiled = new WeakMap<object, RateLimitRule>();
+  private readonly compiled = new WeakMap<object, RateLimitPolicy>();
   /** Refusals remembered in-process (guard path); undefined when `blockCache` is off. */
   readonly blockCache?: LocalBlockCache;
   private blockCacheVersion: number;
@@ -62,12 +64,16 @@ export class RateLimitService {
     this.blockCacheVersion = policies.version;
   }
 
-  /** Takes `cost` units for `key` if the rule admits them. */
+  /**
+   * Takes `cost` units for `key` if the rule admits them. A shadow rule's decision (`mode: 'shadow'`) says what
+   * it decided, marked `shadow: true`: its `allowed: false` is a refusal that should refuse nothing (`enforce` admits).
+   */
   async consume(key: string, rule: RuleRef, cost = 1): Promise<Decision> {
-    const entries = [{ key, rule: this.rule(rule), cost }];
+    const entries = [this.ruleKey(key, rule, cost)];
     const started = performance.now();
-    const decision = await this.store.consume(key, entries[0].rule, cost);
-    this.observer.observe(entries, { allowed: decision.allowed, decisions: [decision] }, started, false);
+    let decision = await this.store.consume(key, entries[0].rule, cost);
+    if (entries[0].shadow) decision = asShadow(decision);
+    this.observer.observe(entries, { allowed: decision.allowed || decision.shadow === true, decisions: [decision] }, started, false);
     return decision;
   }
 
@@ -85,10 +91,10 @@ export class RateLimitService {
     return result;
   }
 
-  /** What `consume` would decide now, recording nothing. */
+  /** What `consume` would decide now, recording nothing (marked `shadow: true` for a shadow rule). */
   peek(key: string, rule: RuleRef, cost = 1): Promise<Decision> {
-    const resolved = this.rule(rule);
-    return this.store.peek(key, resolved, cost).then((decision) => this.observer.peeked(resolved, decision));
+    const { rule: resolved, shadow } = this.ruleKey(key, rule);
+    return this.store.peek(key, resolved, cost).then((decision) => (shadow ? asShadow(decision) : this.observer.peeked(resolved, decision)));
   }
 
   /** Gives back units a `consume` took (e.g. when the SMS provider failed). */
@@ -155,7 +161,7 @@ export class RateLimitService {
       }
       // The memory store decides synchronously: no promise and no turn of the microtask queue in between. Only
       // the class itself: a subclass may override consume/consumeAll (to count calls, say), and is called as any store.
-      if (Object.getPrototypeOf(this.store) === MemoryStore.prototype) return Promise.resolve(this.decided(entries, (this.store as MemoryStore).consumeAllNow(entries, 1), started, rulesVersion, signature, generation));
+      if (Object.getPrototypeOf(this.store) === MemoryStore.prototype && !hasShadowRules(entries)) return Promise.resolve(this.decided(entries, (this.store as MemoryStore).consumeAllNow(entries, 1), started, rulesVersion, signature, generation));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -222,10 +228,12 @@ export class RateLimitService {
     const asked = rates.allowed ? await Promise.all(leased.map((i) => this.acquire(entries[i].key, entries[i].rule))) : [];
     for (let i = 0, l = 0; i < entries.length; i++) {
       if (entries[i].rule.algorithm !== 'concurrency') decisions.push(rates.decisions[r++]);
-      else decisions.push(rates.allowed ? leaseResultDecision(asked[l++]) : leaseNotAsked(entries[i].rule));
+      else if (!entries[i].shadow) decisions.push(rates.allowed ? leaseResultDecision(asked[l++]) : leaseNotAsked(entries[i].rule));
+      else decisions.push(asShadow(rates.allowed ? leaseResultDecision(asked[l++]) : leaseNotAsked(entries[i].rule)));
     }
     const leases = asked.flatMap((a) => (a.lease ? [a.lease] : []));
-    const allowed = rates.allowed && asked.every((a) => a.acquired);
+    // A shadow concurrency rule holds its lease when it gets one, and refuses nothing when it does not.
+    const allowed = rates.allowed && asked.every((a, l) => a.acquired || entries[leased[l]].shadow === true);
     if (rates.allowed && !allowed) {
       await Promise.all(leases.map((lease) => lease.release()));
       await Promise.all(
@@ -237,6 +245,8 @@ export class RateLimitService {
 
   /** One rule alone (the store's single-rule path), several all-or-nothing. */
   private async run(entries: readonly RuleKey[], defaultCost: number): Promise<MultiDecision> {
+    // Shadow rules decide after the rules in force, each on its own (shadow/shadow-mode.decider.ts).
+    if (hasShadowRules(entries)) return decideWithShadowRules(entries, defaultCost, (inForce) => this.run(inForce, defaultCost), this.store);
     if (entries.length > 1) return this.store.consumeAll(entries, defaultCost);
     const decision = await this.store.consume(entries[0].key, entries[0].rule, entries[0].cost ?? defaultCost);
     return { allowed: decision.allowed, decisions: [decision] };
@@ -244,27 +254,37 @@ export class RateLimitService {
 
   /** Resolves a rule reference; unknown names throw a `RateLimitConfigError` listing the configured ones. */
   rule(ref: RuleRef): RateLimitRule {
+    return isRule(ref) ? ref : this.policy(ref).rule;
+  }
+
+  /** A rule reference for a key: shadow when its mode (or, for a rule without one, the module's) is `'shadow'`. */
+  private ruleKey(key: string, ref: RuleRef, cost?: number): RuleKey {
+    const policy = isRule(ref) ? undefined : this.policy(ref);
+    const rule = policy ? policy.rule : (ref as RateLimitRule);
+    return this.policies.isShadow(policy ?? NO_MODE) ? { key, rule, cost, shadow: true } : { key, rule, cost };
+  }
+
+  private policy(ref: string | RateLimitDecoratorOptions): RateLimitPolicy {
     if (typeof ref === 'string') {
       const policy = this.policies.get(ref);
       if (!policy) throw new RateLimitConfigError('rule', ref, `the name of a configured rule (${this.policies.names().join(', ') || 'none are configured'})`);
-      return policy.rule;
+      return policy;
     }
-    if (isRule(ref)) return ref;
-    let rule = this.compiled.get(ref);
-    if (!rule) {
+    let policy = this.compiled.get(ref);
+    if (!policy) {
       const { name = 'default', ...options } = ref;
-      rule = compilePolicy(options as RateLimitPolicyOptions, name, 'rule').rule;
-      this.compiled.set(ref, rule);
+      policy = compilePolicy(options as RateLimitPolicyOptions, name, 'rule');
+      this.compiled.set(ref, policy);
     }
-    return rule;
+    return policy;
   }
 
   private entries(keyOrEntries: string | readonly RuleRefEntry[], rulesOrCost: readonly RuleRef[] | number | undefined, cost: number | undefined): { entries: RuleKey[]; defaultCost: number } {
     if (typeof keyOrEntries === 'string') {
-      return { entries: (rulesOrCost as readonly RuleRef[]).map((rule) => ({ key: keyOrEntries, rule: this.rule(rule) })), defaultCost: cost ?? 1 };
+      return { entries: (rulesOrCost as readonly RuleRef[]).map((rule) => this.ruleKey(keyOrEntries, rule)), defaultCost: cost ?? 1 };
     }
     return {
-      entries: keyOrEntries.map((e) => ({ key: e.key, rule: this.rule(e.rule), cost: e.cost })),
+      entries: keyOrEntries.map((e) => this.ruleKey(e.key, e.rule, e.cost)),
       defaultCost: typeof rulesOrCost === 'number' ? rulesOrCost : 1,
     };
   }
@@ -275,6 +295,9 @@ function leaseResultDecision(result: LeaseResult): Decision {
   return { allowed, limit, remaining, resetAfterMs: retryAfterMs, retryAfterMs, ...(degraded ? { degraded } : {}) };
 }
 
-function isRule(value: object): value is RateLimitRule {
+/** A `defineRule` rule has no mode of its own: the module's applies. */
+const NO_MODE: Pick<RateLimitPolicy, 'mode'> = {};
+
+function isRule(value: RuleRef): value is RateLimitRule {
   return typeof (value as RateLimitRule).windowMs === 'number' && typeof (value as RateLimitRule).name === 'string';
 }

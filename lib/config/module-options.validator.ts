@@ -15,6 +15,8 @@ import { userAgentPatterns } from './policy.compiler.js';
 export interface RateLimitSettings {
   readonly keyPrefix: string;
   readonly headers: RateLimitHeadersMode;
+  /** Whether the headers report shadow rules too. */
+  readonly shadowHeaders: boolean;
   /** proxy-addr's trust function when `trustProxy` is set; otherwise the platform's own `ip` is used. */
   readonly trustProxy?: (address: string, hop: number) => boolean;
   readonly ipv6Subnet: number;
@@ -48,6 +50,7 @@ const KNOWN_OPTIONS = new Set([
   'store', 'keyPrefix', 'defaultRule', 'rules', 'headers', 'trustProxy', 'ipv6Subnet', 'skip', 'errorMessage',
   'clock', 'config', 'configPath', 'refreshIntervalMs', 'failurePolicy', 'timeoutMs', 'coalesce', 'circuitBreaker',
   'blockCache', 'metrics', 'onDecision', 'onRejected', 'audit', 'startDegraded', 'ignoreUserAgents', 'getTracker', 'generateKey',
+  'mode', 'shadowHeaders',
 ]);
 
 /** Validates everything but the rules and the store (compiled and created elsewhere); errors name the option. */
@@ -62,6 +65,8 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   }
   const headers = options.headers ?? 'draft';
   if (!HEADER_MODES.includes(headers)) throw new RateLimitConfigError('headers', headers, '"draft", "legacy", "both", "per-rule" or false');
+  const shadowHeaders = options.shadowHeaders ?? false;
+  if (typeof shadowHeaders !== 'boolean') throw new RateLimitConfigError('shadowHeaders', shadowHeaders, 'true or false');
   const ipv6Subnet = options.ipv6Subnet ?? 64;
   if (!Number.isInteger(ipv6Subnet) || ipv6Subnet < 1 || ipv6Subnet > 128) {
     throw new RateLimitConfigError('ipv6Subnet', ipv6Subnet, 'an integer between 1 and 128 (prefix length in bits)');
@@ -128,6 +133,7 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
     audit,
     keyPrefix,
     headers,
+    shadowHeaders,
     trustProxy: compileTrust(options.trustProxy),
     ipv6Subnet,
     skip: options.skip,

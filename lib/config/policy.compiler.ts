@@ -2,11 +2,11 @@ import { defineRule, maxCost } from './define-rule.js';
 import { parseInteger } from './duration.parser.js';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
 import { compileResolvablePolicy, resolvedFields } from './resolvable-policy.compiler.js';
-import type { RateLimitKey, RateLimitNamedPolicyOptions, RateLimitPolicyOptions, RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
+import type { RateLimitKey, RateLimitMode, RateLimitNamedPolicyOptions, RateLimitPolicyOptions, RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
 import type { KeySpec, RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
 import type { RateLimitRuleOptions } from '../interfaces/rule.interface.js';
 
-const GUARD_FIELDS = ['key', 'cost', 'shared', 'keyRequired', 'skipIf', 'ignoreUserAgents'] as const;
+const GUARD_FIELDS = ['key', 'cost', 'shared', 'keyRequired', 'skipIf', 'ignoreUserAgents', 'mode'] as const;
 type GuardFields = Pick<RateLimitPolicyOptions, (typeof GUARD_FIELDS)[number]>;
 const KEY_PATTERN = /^(header|param|query|body):([^\s]+)$/;
 
@@ -17,6 +17,8 @@ export interface CompiledRules {
   /** Whether `defaultRule` was given at all (`false` turns off a default rule set elsewhere). */
   readonly defaultGiven: boolean;
   readonly named: ReadonlyMap<string, RateLimitPolicy>;
+  /** The `mode` given for rules that set none, if one was. */
+  readonly mode?: RateLimitMode;
 }
 
 /** The options each request-dependent or referenced policy was compiled from, to derive overrides from. */
@@ -56,7 +58,19 @@ export function compileGuardFields(guard: GuardFields, path: string, base?: Rate
     keyRequired: guard.keyRequired ?? base?.keyRequired ?? false,
     ...(skipIf ? { skipIf } : {}),
     ...(ignoreUserAgents?.length ? { ignoreUserAgents } : {}),
+    ...withMode(guard.mode === undefined ? base?.mode : parseMode(guard.mode, `${path}.mode`)),
   };
+}
+
+/** Checks a `mode` option (per rule, module-wide or in config). */
+export function parseMode(value: unknown, field: string): RateLimitMode {
+  if (value !== 'enforce' && value !== 'shadow') throw new RateLimitConfigError(field, value, '"enforce" or "shadow"');
+  return value;
+}
+
+/** A mode only where one is set: a rule without one follows the module's, read per request. */
+function withMode(mode: RateLimitMode | undefined): { mode?: RateLimitMode } {
+  return mode === undefined ? {} : { mode };
 }
 
 /** Checks an `ignoreUserAgents` option (per rule or module-wide): an array of RegExp. */
@@ -96,8 +110,8 @@ export function compileRoutePolicy(options: RateLimitPolicyOptions, name: string
     policy = compilePolicy(options, name, path);
   } else {
     const { guard } = splitPolicyOptions(options);
-    const { key, shared, keyRequired, skipIf, ignoreUserAgents } = compileGuardFields(guard, path);
-    const guardFields = { key, shared, keyRequired, ...(skipIf ? { skipIf } : {}), ...(ignoreUserAgents ? { ignoreUserAgents } : {}) };
+    const { key, shared, keyRequired, skipIf, ignoreUserAgents, mode } = compileGuardFields(guard, path);
+    const guardFields = { key, shared, keyRequired, ...(skipIf ? { skipIf } : {}), ...(ignoreUserAgents ? { ignoreUserAgents } : {}), ...withMode(mode) };
     policy = compileResolvablePolicy(options, name, path, fields, guardFields, (resolved) => compilePolicy(resolved, name, path));
   }
   sources.set(policy, options);
@@ -128,10 +142,11 @@ export function compileRules(config: RateLimitRulesConfig, path = ''): CompiledR
     throw new RateLimitConfigError(path || 'options', config, 'an object with "defaultRule" and/or "rules"');
   }
   for (const field of Object.keys(config)) {
-    if (field !== 'defaultRule' && field !== 'rules') {
-      throw new RateLimitConfigError(at(field), (config as Record<string, unknown>)[field], 'only "defaultRule" and "rules" here');
+    if (field !== 'defaultRule' && field !== 'rules' && field !== 'mode') {
+      throw new RateLimitConfigError(at(field), (config as Record<string, unknown>)[field], 'only "defaultRule", "rules" and "mode" here');
     }
   }
+  const mode = config.mode === undefined ? undefined : parseMode(config.mode, at('mode'));
   const named = new Map<string, RateLimitPolicy>();
   if (config.rules !== undefined) {
     if (config.rules === null || typeof config.rules !== 'object' || Array.isArray(config.rules)) {
@@ -141,7 +156,7 @@ export function compileRules(config: RateLimitRulesConfig, path = ''): CompiledR
   }
   const defaults = compileDefaults(config.defaultRule, at('defaultRule'));
   checkDefaultNames(defaults, named, defaultNameField(config.defaultRule, at('defaultRule')));
-  return { defaults, defaultGiven: config.defaultRule !== undefined, named };
+  return { defaults, defaultGiven: config.defaultRule !== undefined, named, ...withMode(mode) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { checkDefaultNames, compileRules, defaultNameField, type CompiledRules } from './policy.compiler.js';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
 import type { RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
-import type { RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
+import type { RateLimitMode, RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
 
 /**
  * The rules in force. The guard and the service read them on every request, so a rule replaced at run time
@@ -21,6 +21,16 @@ export class RateLimitPolicies {
   /** Bumped on every replacement. */
   get version(): number {
     return this.revision;
+  }
+
+  /** The mode of rules that set none: config's `mode`, else the module option's, else `'enforce'`. */
+  get mode(): RateLimitMode {
+    return this.current.mode ?? 'enforce';
+  }
+
+  /** Whether a policy is in shadow mode now: its own mode, else the module's. */
+  isShadow(policy: Pick<RateLimitPolicy, 'mode'>): boolean {
+    return (policy.mode ?? this.current.mode) === 'shadow';
   }
 
   /** The rules every route gets, in order (`defaultRule`: one rule named `'default'`, or a list of named rules). */
@@ -79,6 +89,7 @@ export class RateLimitPolicies {
       : [code.defaults, fromCode.defaultRule, 'defaultRule'];
     // Each side was checked alone; a default rule of one side may still share its name with a rule of the other.
     checkDefaultNames(defaults, named, defaultNameField(defaultRule, path));
-    return { defaults, defaultGiven: code.defaultGiven || config.defaultGiven, named };
+    const mode = config.mode ?? code.mode;
+    return { defaults, defaultGiven: code.defaultGiven || config.defaultGiven, named, ...(mode ? { mode } : {}) };
   }
 }

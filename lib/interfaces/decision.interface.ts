@@ -17,6 +17,11 @@ export interface Decision {
    * `'open'` admitted without counting, `'closed'` refused, `'memory'` decided on the embedded store.
    */
   degraded?: FailurePolicy;
+  /**
+   * Set on the decision of a shadow rule (`mode: 'shadow'`): `allowed` is what the rule decided, but its refusal
+   * refuses nothing (`MultiDecision.allowed`, `enforce` and the guard admit). Absent on rules in force.
+   */
+  shadow?: true;
 }
 
 /** The answer of `consumeAll`: admitted only if every rule admits; then recorded in all, otherwise in none. */

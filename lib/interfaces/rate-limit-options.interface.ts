@@ -25,6 +25,13 @@ export type RateLimitKey = 'ip' | 'user' | `header:${string}` | `param:${string}
  */
 export type Resolvable<T> = T | ((context: ExecutionContext) => T | Promise<T>);
 
+/**
+ * Whether a rule's refusals refuse: `'enforce'` refuses the request; `'shadow'` decides and counts as usual but
+ * admits the request, reporting the refusal as a shadow one (metrics `result="shadow_rejected"`, `onRejected`
+ * with `shadow: true`, the audit stream's `shadow` field). For trying out a rule on live traffic before enforcing it.
+ */
+export type RateLimitMode = 'enforce' | 'shadow';
+
 /** Per-rule exemption: the rule is neither charged nor reported for a request this returns true for. */
 export type RateLimitSkipIf = (context: ExecutionContext) => boolean | Promise<boolean>;
 
@@ -51,6 +58,12 @@ export interface RateLimitPolicyOptions extends Omit<RateLimitRuleOptions, 'limi
   skipIf?: RateLimitSkipIf;
   /** Requests whose `User-Agent` matches one of these are neither charged nor reported by this rule. @default none */
   ignoreUserAgents?: readonly RegExp[];
+  /**
+   * `'shadow'`: the rule is decided and charged as usual, but its refusal does not refuse the request (see
+   * `RateLimitMode`); it neither refuses nor stops the other rules of the request from charging. Not part of the
+   * rule's keys: switching modes keeps its counts. @default the module's `mode` ('enforce')
+   */
+  mode?: RateLimitMode;
 }
 
 /** One of several default rules: a rule with its name, as `@nestjs/throttler` lists them. */
@@ -94,6 +107,12 @@ export interface RateLimitRulesConfig {
   defaultRule?: RateLimitPolicyOptions | readonly RateLimitNamedPolicyOptions[] | false;
   /** Named rules, applied where `@RateLimit('<name>')` or `RateLimitService` refers to them. */
   rules?: Record<string, RateLimitPolicyOptions>;
+  /**
+   * The mode of every rule that sets none (`'enforce'` or `'shadow'`, see `RateLimitMode`); in config
+   * (`rateLimit.mode`) it wins over the module option, and `configService.set()` switches it live.
+   * @default 'enforce'
+   */
+  mode?: RateLimitMode;
 }
 
 export interface RateLimitModuleOptions extends RateLimitRulesConfig {
@@ -109,6 +128,11 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   keyPrefix?: string;
   /** Rate-limit headers on every guarded HTTP response. @default 'draft' */
   headers?: RateLimitHeadersMode;
+  /**
+   * Whether the rate-limit headers report shadow rules (`mode: 'shadow'`) too. Off, a client sees only the rules
+   * in force, so a rule tried out in shadow changes nothing it can observe. @default false
+   */
+  shadowHeaders?: boolean;
   /**
    * Which proxies may set the client IP through `X-Forwarded-For`, as Express's `trust proxy` setting: `true`
    * (any), a hop count, or addresses / CIDR ranges / `'loopback'`, `'uniquelocal'`. Unset: the platform decides
@@ -210,6 +234,11 @@ export interface RateLimitDecisionEvent {
   readonly durationMs: number;
   /** True when the local block cache answered without the store. */
   readonly fromBlockCache: boolean;
+  /**
+   * True when only shadow rules refused (their decisions carry `shadow: true`): the request was admitted
+   * (`result.allowed`), and `onRejected` reports what enforcing them would have refused. Absent otherwise.
+   */
+  readonly shadow?: true;
 }
 
 /** Module-level switches that shape the module itself rather than its options. */

@@ -1,5 +1,5 @@
 import type { ExecutionContext } from '@nestjs/common';
-import type { RateLimitKeyFunction, RateLimitSkipIf } from './rate-limit-options.interface.js';
+import type { RateLimitKeyFunction, RateLimitMode, RateLimitSkipIf } from './rate-limit-options.interface.js';
 import type { RateLimitRule } from './rule.interface.js';
 
 /** A parsed `key` option. */
@@ -26,6 +26,8 @@ export interface RateLimitPolicy {
   readonly skipIf?: RateLimitSkipIf;
   /** The rule is neither charged nor reported for a request whose User-Agent matches one of these. */
   readonly ignoreUserAgents?: readonly RegExp[];
+  /** The rule's own mode; absent: the module's (`RateLimitPolicies.mode`), read per request so a switch applies live. */
+  readonly mode?: RateLimitMode;
   /**
    * Set when `limit`, `window`, `cost` or `blockMs` are functions of the request: resolves them and returns the
    * policy with values, validated as a static one is; rejects (naming the rule, the field and the value) when a

@@ -8,6 +8,11 @@ export interface RuleKey {
   rule: RateLimitRule;
   /** Units this rule charges, when it differs from the call's `cost` (stacked rules of one request may differ). */
   cost?: number;
+  /**
+   * A shadow rule (`mode: 'shadow'`): decided on its own, after the rules in force admit, and its refusal does
+   * not refuse (RateLimitService only; stores ignore it).
+   */
+  shadow?: boolean;
 }
 
 /** Where limits are decided: Redis (atomically, in Lua) or the embedded memory store. Both decide alike. */

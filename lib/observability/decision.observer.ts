@@ -23,13 +23,18 @@ export class DecisionObserver {
     const { onDecision, onRejected } = this.settings;
     const durationMs = performance.now() - started;
     const metrics = this.metrics;
+    // Whether a shadow rule refused: the request was admitted all the same, but hooks and the audit hear of it.
+    let shadowRefused = false;
     for (let i = 0; i < entries.length; i++) {
       const d = result.decisions[i];
       // A rule that would have admitted a request another rule refused decided nothing: it is not counted.
       if (!result.allowed && d.allowed) continue;
-      // Counted here, so that the exception filter does not count it again when the client receives it.
-      if (!d.allowed) noteRefusal(d, entries[i].rule, true);
-      metrics?.decision(entries[i].rule.name, d.degraded ? 'degraded' : d.allowed ? 'allowed' : 'rejected');
+      if (!d.allowed) {
+        if (d.shadow) shadowRefused = true;
+        // Counted here, so that the exception filter does not count it again when the client receives it.
+        else noteRefusal(d, entries[i].rule, true);
+      }
+      metrics?.decision(entries[i].rule.name, d.degraded ? 'degraded' : d.allowed ? 'allowed' : d.shadow ? 'shadow_rejected' : 'rejected');
       // Utilisation is the store's measure of the window: the block cache's repeats replay an old answer, and
       // 'open' / 'closed' decisions were made up by the failure policy without a window ('memory' has one).
       if (metrics?.utilization && !fromBlockCache && d.degraded !== 'open' && d.degraded !== 'closed' && d.limit > 0) {
@@ -39,15 +44,22 @@ export class DecisionObserver {
     }
     metrics?.duration(durationMs / 1000);
     // The store's refusal is recorded; the cache's repeats of it would cost a Redis write each, in a flood.
-    if (!result.allowed && this.audit && !fromBlockCache) {
+    const refused = !result.allowed || shadowRefused;
+    if (refused && this.audit && !fromBlockCache) {
       result.decisions.forEach((d, i) => {
-        if (!d.allowed) this.audit!.record({ rule: entries[i].rule.name, key: entries[i].key, retryAfterMs: d.retryAfterMs, degraded: d.degraded });
+        if (!d.allowed) this.audit!.record({ rule: entries[i].rule.name, key: entries[i].key, retryAfterMs: d.retryAfterMs, degraded: d.degraded, ...(d.shadow ? { shadow: true } : {}) });
       });
     }
-    if (onDecision || (onRejected && !result.allowed)) {
-      const event: RateLimitDecisionEvent = { entries: entries.map((e) => ({ key: e.key, rule: e.rule.name })), result, durationMs, fromBlockCache };
+    if (onDecision || (onRejected && refused)) {
+      const event: RateLimitDecisionEvent = {
+        entries: entries.map((e) => ({ key: e.key, rule: e.rule.name })),
+        result,
+        durationMs,
+        fromBlockCache,
+        ...(result.allowed && shadowRefused ? { shadow: true as const } : {}),
+      };
       onDecision?.(event);
-      if (!result.allowed) onRejected?.(event);
+      if (refused) onRejected?.(event);
     }
   }
 

@@ -13,6 +13,8 @@ export interface RejectionRecord {
   key: string;
   retryAfterMs: number;
   degraded?: string;
+  /** A shadow rule's refusal: the request was admitted (written as the field `shadow` = `'true'`). */
+  shadow?: boolean;
 }
 
 /**
@@ -30,6 +32,7 @@ export class RejectionAudit {
   record(entry: RejectionRecord): void {
     const fields = ['rule', entry.rule, 'key', entry.key, 'retryAfterMs', String(entry.retryAfterMs)];
     if (entry.degraded) fields.push('degraded', entry.degraded);
+    if (entry.shadow) fields.push('shadow', 'true');
     this.client.xadd(this.streamKey, 'MAXLEN', '~', String(this.maxLen), '*', ...fields).catch((error: Error) => this.onError(error));
   }
 }
