@@ -1,4 +1,5 @@
 import { parseDuration, parseInteger } from './duration.parser.js';
+import { compileLockout } from './lockout.option.js';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
 import { MAX_EXACT_UNITS, reducedInterval } from '../algorithms/exact-instant.js';
 import type { FailurePolicy, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions } from '../interfaces/rule.interface.js';
@@ -7,7 +8,7 @@ export const ALGORITHMS: readonly RateLimitAlgorithm[] = ['sliding-log', 'slidin
 export const DEFAULT_ALGORITHM: RateLimitAlgorithm = 'sliding-window';
 export const DEFAULT_SEGMENTS = 10;
 const MAX_SEGMENTS = 1000;
-const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'refill', 'burst', 'failurePolicy', 'leaseMs']);
+const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'lockout', 'refill', 'burst', 'failurePolicy', 'leaseMs']);
 export const FAILURE_POLICIES: readonly FailurePolicy[] = ['open', 'closed', 'memory'];
 const ONLY_FOR: Record<string, RateLimitAlgorithm> = { segments: 'sliding-window', refill: 'token-bucket', burst: 'gcra', leaseMs: 'concurrency' };
 /** A lease nobody releases lasts this long: longer than any request an app lets run, short enough to recover slots a crash left. */
@@ -17,7 +18,7 @@ export const MIN_LEASE_MS = 1_000;
 const RULE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
- * Longest `window` and `blockMs` of any rule, in ms: 366 days (a year, leap or not; `'1y'` passes). The scripts
+ * Longest `window` and lockout (`blockMs`, and an escalating lockout's `max` and `forgetAfter`) of any rule, in ms: 366 days (a year, leap or not; `'1y'` passes). The scripts
  * compute instants in µs as doubles, exact below 2^53 (about 9.0e15): now (about 1.8e15 µs) plus a window and a
  * lockout of at most 3.2e13 µs each stays near 1.9e15, far below it. Past 2^53, additions round and the stores
  * disagree (a fixed window of '200000d' admitted 7 of 50 under a limit of 5 in Redis).
@@ -66,12 +67,9 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
   }
   const limit = parseInteger(options.limit, `${path}.limit`, 1);
   const windowMs = parseDuration(options.window, `${path}.window`);
-  const blockMs = parseDuration(options.blockMs ?? 0, `${path}.blockMs`, { allowZero: true });
+  const lockout = compileLockout(options, path, MAX_WINDOW_MS);
   if (windowMs > MAX_WINDOW_MS) {
     throw new RateLimitConfigError(`${path}.window`, options.window, `a duration of at most ${MAX_WINDOW_MS} ms (366 days)`);
-  }
-  if (blockMs > MAX_WINDOW_MS) {
-    throw new RateLimitConfigError(`${path}.blockMs`, options.blockMs, `a duration of 0 or at most ${MAX_WINDOW_MS} ms (366 days)`);
   }
   if (algorithm === 'sliding-log' && limit > MAX_SLIDING_LOG_LIMIT) {
     throw new RateLimitConfigError(
@@ -115,7 +113,7 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
       break;
     }
   }
-  return Object.freeze({ name, algorithm, limit, windowMs, segments, blockMs, refill, burst, ...(failurePolicy ? { failurePolicy } : {}) });
+  return Object.freeze({ name, algorithm, limit, windowMs, segments, ...lockout, refill, burst, ...(failurePolicy ? { failurePolicy } : {}) });
 }
 
 /**
@@ -124,7 +122,7 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
  * `leaseMs` so that code reading any rule's window (headers, key TTLs) stays sane.
  */
 function concurrencyRule(options: RateLimitRuleOptions, name: string, path: string): RateLimitRule {
-  for (const field of ['window', 'blockMs'] as const) {
+  for (const field of ['window', 'blockMs', 'lockout'] as const) {
     if (options[field] !== undefined) {
       throw new RateLimitConfigError(`${path}.${field}`, options[field], `no value: the concurrency algorithm has no ${field === 'window' ? 'window (a lease lasts "leaseMs")' : 'lockout (a refusal lasts until a lease is released)'}`);
     }

@@ -20,8 +20,13 @@ export interface RateLimitRuleOptions {
   algorithm?: RateLimitAlgorithm;
   /** Sliding window only: cells the window is split into, 2..1000, and they must divide the window's ms. @default 10 */
   segments?: number | string;
-  /** Once this rule refuses a tracker (on `consume`), refuse it for this long (ms or a duration string): a lockout. 0 = off. @default 0 */
+  /** Once this rule refuses a tracker (on `consume`), refuse it for this long (ms or a duration string): a lockout. 0 = off. Use `lockout` for one that grows. @default 0 */
   blockMs?: Duration;
+  /**
+   * The lockout after a refusal (on `consume`): a duration (a fixed lockout, as `blockMs`, which it replaces), or
+   * one that escalates with repeated abuse (see `EscalatingLockoutOptions`). Not with `blockMs`. @default none
+   */
+  lockout?: Duration | EscalatingLockoutOptions;
   /** Token bucket only: tokens that come back per `window`. @default limit */
   refill?: number | string;
   /** GCRA only: requests admitted at once, redis-cell's `max_burst + 1`. @default limit */
@@ -35,6 +40,26 @@ export interface RateLimitRuleOptions {
   leaseMs?: Duration;
 }
 
+/**
+ * A lockout that grows with repeated abuse (OWASP's guidance for login throttling): a refusal that starts a lockout
+ * less than `forgetAfter` after the previous lockout ended lasts `factor` times as long as that one did, up to `max`;
+ * a quiet `forgetAfter` brings it back to `base`. `reset()` forgets the level too (e.g. after a successful login).
+ * Numbers may arrive as strings (config, env vars).
+ */
+export interface EscalatingLockoutOptions {
+  /** The first lockout (ms or a duration string), greater than 0, at most 366 days. */
+  base: Duration;
+  /** How much longer each escalation lasts than the one before: 1 (a fixed lockout) or more. @default 2 */
+  factor?: number | string;
+  /**
+   * The longest lockout (ms or a duration string), from `base` to 366 days; reached within 100 escalations.
+   * @default base × factor^10, at most 366 days
+   */
+  max?: Duration;
+  /** How long after a lockout ends the next one still escalates (ms or a duration string), up to 366 days. @default max */
+  forgetAfter?: Duration;
+}
+
 /** A rule after validation: every field present, every duration in milliseconds. Build one with `defineRule`. */
 export interface RateLimitRule {
   /** The rule's name; part of every key it writes. */
@@ -44,8 +69,14 @@ export interface RateLimitRule {
   readonly windowMs: number;
   /** Sliding window cells (1 for the other algorithms). */
   readonly segments: number;
-  /** Lockout after a refusal, in milliseconds; 0 = none. */
+  /** Lockout after a refusal, in milliseconds; 0 = none. The first (base) lockout when it escalates. */
   readonly blockMs: number;
+  /** Escalating lockouts only: each lockout started within `lockoutForgetMs` of the previous one's end lasts this many times longer (> 1). Absent = a fixed lockout. */
+  readonly lockoutFactor?: number;
+  /** Escalating lockouts only: the longest lockout, in ms (> `blockMs`). */
+  readonly lockoutMaxMs?: number;
+  /** Escalating lockouts only: how long after a lockout ends the next one still escalates, in ms. */
+  readonly lockoutForgetMs?: number;
   /** Token bucket: tokens per window. GCRA and the others: equal to `limit`. */
   readonly refill: number;
   /** Token bucket: capacity (= limit). GCRA: `max_burst + 1`. Others: equal to `limit`. */

@@ -1,5 +1,6 @@
 import { checkResult, expiryAfter, type CheckResult } from '../algorithms/algorithm.interface.js';
 import { throttle, type ThrottleReply } from '../algorithms/gcra.throttle.js';
+import { cappedLockoutLevel, ruleLockoutMs } from '../algorithms/lockout.escalation.js';
 import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
 import type { Clock } from '../interfaces/clock.interface.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
@@ -170,10 +171,12 @@ export class MemoryStore implements RateLimitStore {
     return expandDecisions(plan, { allowed: all, decisions: results.map((result, i) => decision(rules[i].plan, result)) });
   }
 
-  /** The lockout time left (µs): the entry holds when it started, so the current rule's length applies, at most that from now. */
+  /** The lockout time left (µs): the entry holds when it started and its level, so the current rule's length applies, at most that from now. */
   private lockoutLeft(plan: MemoryRulePlan, id: string, now: number): number {
-    const started = this.entries.valueOf(this.plans.lockout(plan), id, now) as number | undefined;
-    return started === undefined ? 0 : Math.min(started + plan.blockUs - now, plan.blockUs);
+    const held = this.entries.valueOf(this.plans.lockout(plan), id, now) as LockoutValue | undefined;
+    if (held === undefined) return 0;
+    const length = lockoutUs(plan, levelOf(held));
+    return Math.min(startOf(held) + length - now, length);
   }
 
   /**
@@ -190,14 +193,29 @@ export class MemoryStore implements RateLimitStore {
     return out;
   }
 
-  /** Starts the lockout of a refused rule; the wait is the longer of it and the algorithm's own (the lockout alone could be refused again). */
+  /**
+   * Starts the lockout of a refused rule, as driver.lua's lock_out: one level up when the previous one ended less than
+   * forgetAfter ago (the entry lives that long after its end), else level 0. The wait is the longer of it and the
+   * algorithm's own (the lockout alone could be refused again).
+   */
   private lockOut(plan: MemoryRulePlan, id: string, now: number, out: CheckResult): void {
     const node = this.entries.lookup(this.plans.lockout(plan), id, now);
-    node.value = now;
-    node.expiresAt = expiryAfter(now, plan.blockUs);
+    const { rule } = plan;
+    let level = 0;
+    let forgetUs = 0;
+    if (rule.lockoutFactor !== undefined) {
+      forgetUs = rule.lockoutForgetMs! * 1000;
+      const held = node.value as LockoutValue | undefined;
+      if (held !== undefined && now < startOf(held) + lockoutUs(plan, levelOf(held)) + forgetUs) {
+        level = cappedLockoutLevel(rule.blockMs, rule.lockoutFactor, rule.lockoutMaxMs!, levelOf(held) + 1);
+      }
+    }
+    const length = lockoutUs(plan, level);
+    node.value = level > 0 ? [now, level] : now;
+    node.expiresAt = expiryAfter(now, length + forgetUs);
     this.entries.commit(node, now, 'lockout');
-    out.resetAfterUs = Math.max(out.resetAfterUs, plan.blockUs);
-    if (out.retryAfterUs >= 0) out.retryAfterUs = Math.max(out.retryAfterUs, plan.blockUs);
+    out.resetAfterUs = Math.max(out.resetAfterUs, length);
+    if (out.retryAfterUs >= 0) out.retryAfterUs = Math.max(out.retryAfterUs, length);
   }
 
   private check(plan: MemoryRulePlan, id: string, now: number, cost: number, apply: boolean, out: CheckResult): CheckResult {
@@ -213,6 +231,13 @@ export class MemoryStore implements RateLimitStore {
     this.entries.commit(node, now);
   }
 }
+
+/** A lockout entry: when it started (µs), as a number at level 0 (Redis: 'start'), else with its level (Redis: 'start:level'). */
+type LockoutValue = number | readonly [started: number, level: number];
+const startOf = (held: LockoutValue): number => (typeof held === 'number' ? held : held[0]);
+const levelOf = (held: LockoutValue): number => (typeof held === 'number' ? 0 : held[1]);
+/** The rule's lockout length at `level` in µs, under the rule as it is now. */
+const lockoutUs = (plan: MemoryRulePlan, level: number): number => (plan.rule.lockoutFactor === undefined ? plan.blockUs : ruleLockoutMs(plan.rule, level) * 1000);
 
 /** The Decision for one rule from its check result (µs rounded up to ms, as the Lua `ceil_ms`). */
 function decision(plan: MemoryRulePlan, out: CheckResult): Decision {

@@ -1,4 +1,5 @@
 import type { MultiDecision } from '../interfaces/decision.interface.js';
+import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import { toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
 
 /** One store call as the scripts decide it: an operation on the rules of one request (see lua/includes/driver.lua). */
@@ -22,10 +23,15 @@ export function encodeCall(call: ScriptCall, keys: string[], argv: (string | num
     keys.push(r.keys.state);
     if (r.rule.blockMs > 0) keys.push(r.keys.block);
     const { tag } = r.definition;
-    argv.push(tag, r.rule.limit, r.rule.windowMs, r.rule.blockMs);
+    argv.push(tag, r.rule.limit, r.rule.windowMs, lockoutArg(r.rule));
     if (TAKES_PARAM.has(tag)) argv.push(r.params.param);
     argv.push(r.cost);
   }
+}
+
+/** A rule's lockout as the driver reads it: ms, or 'base:factor:max:forgetAfter' for one that escalates (the factor as JS prints it, which Lua reads back to the same double). */
+function lockoutArg(rule: RateLimitRule): number | string {
+  return rule.lockoutFactor === undefined ? rule.blockMs : `${rule.blockMs}:${rule.lockoutFactor}:${rule.lockoutMaxMs}:${rule.lockoutForgetMs}`;
 }
 
 /** How many integers the script replies for `call`: 4 per rule, none for a refund. */

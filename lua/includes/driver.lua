@@ -9,8 +9,9 @@
   ARGV[3]     m: how many of the keys are not in KEYS but in ARGV[4 .. 3+m], after those of KEYS (a Cluster batch,
               whose KEYS must hash to one slot; see the cross-slot check below); 0 otherwise
   then per call: its head, 'c' (consume) | 'p' (peek) | 'r' (refund), followed by its rule count when above 1
-              ('c3'); then per rule: algorithm id, limit, window (ms), lockout (ms, 0 = none), the algorithm's
-              parameter only for algorithms registered with `param = true`, cost (units; 0 for a peek)
+              ('c3'); then per rule: algorithm id, limit, window (ms), lockout (ms, 0 = none; an escalating one as
+              'base:factor:max:forgetAfter', durations in ms), the algorithm's parameter only for algorithms
+              registered with `param = true`, cost (units; 0 for a peek)
 
   Reply: per consume or peek call, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms; -1 =
   never); nothing for a refund. { -1 }: the batch reached Redis after its deadline, nothing was written.
@@ -60,7 +61,14 @@ local function read_rule(r)
   r.algorithm = algorithm
   r.limit = tonumber(ARGV[a + 2])
   r.window = tonumber(ARGV[a + 3]) * 1000
-  r.block = tonumber(ARGV[a + 4]) * 1000
+  local lockout = ARGV[a + 4]
+  local block = tonumber(lockout)
+  if block then
+    r.block, r.factor = block * 1000, nil
+  else
+    local base, factor, top, forget = string.match(lockout, '^(%d+):([^:]+):(%d+):(%d+)$')
+    r.block, r.factor, r.max, r.forget = tonumber(base) * 1000, tonumber(factor), tonumber(top), tonumber(forget) * 1000
+  end
   a = a + 4
   if algorithm.param then
     a = a + 1
@@ -76,15 +84,44 @@ local function read_rule(r)
   end
 end
 
--- The lockout's time left (µs) when rule `r` is locked out, else nil. The lockout key holds when it started, so the
--- current rule's length applies (a shortened one at once); at most that length from now, even if the clock stepped back.
+-- Rule `r`'s lockout length (µs) at `level`, and the level capped at the first whose length reaches max (what the key
+-- stores). An escalating lockout lasts base × factor^level ms, rounded to the nearest ms, at most max: factor^level
+-- is taken as products, not `^`, whose last bit may differ from V8's (twin: lib/algorithms/lockout.escalation.ts).
+-- At most 100 products: define-rule.ts refuses a rule that needs more to reach max.
+local function lockout_length(r, level)
+  if not r.factor then
+    return r.block, 0
+  end
+  local length, i = r.block / 1000, 0
+  while i < level and length < r.max do
+    length = length * r.factor
+    i = i + 1
+  end
+  return min(floor(length + 0.5), r.max) * 1000, i
+end
+
+-- The lockout's time left (µs) when rule `r` is locked out, else nil. The lockout key holds when it started and its
+-- level ('start' at level 0, else 'start:level'), kept in r.started and r.level for lock_out. The current rule's
+-- length applies (a shortened one at once); at most that length from now, even if the clock stepped back.
 local function lockout_left(r)
+  r.started = nil
   if r.block == 0 then
     return nil
   end
-  local started = get_number(r.block_key)
-  local left = started and min(started + r.block - now, r.block)
-  if left and left > 0 then
+  local raw = rcall('GET', r.block_key)
+  if not raw then
+    return nil
+  end
+  local level = 0
+  local colon = string.find(raw, ':', 1, true)
+  if colon then
+    level = tonumber(string.sub(raw, colon + 1))
+    raw = string.sub(raw, 1, colon - 1)
+  end
+  r.started, r.level = tonumber(raw), level
+  local length = lockout_length(r, level)
+  local left = min(r.started + length - now, length)
+  if left > 0 then
     return left
   end
   return nil
@@ -100,11 +137,22 @@ local function locked_out(r, left)
   return false, 0, max(reset, left), retry < 0 and -1 or max(retry, left)
 end
 
--- Starts rule `r`'s lockout after a refusal. The wait is the longer of the lockout and the algorithm's own: waiting
--- the lockout alone could be refused again, and start another lockout.
+-- Starts rule `r`'s lockout after a refusal (lockout_left has read its key). An escalating lockout goes one level up
+-- when the previous one ended less than forgetAfter ago, else back to 0; its key lives until forgetAfter after its
+-- end, holding the level that long. The wait is the longer of the lockout and the algorithm's own: waiting the
+-- lockout alone could be refused again, and start another lockout.
 local function lock_out(r, reset, retry)
-  rcall('SET', r.block_key, int(now), 'PX', r.block / 1000)
-  return max(reset, r.block), retry < 0 and -1 or max(retry, r.block)
+  local level, forget = 0, 0
+  if r.factor then
+    forget = r.forget
+    if r.started and now < r.started + lockout_length(r, r.level) + forget then
+      local _
+      _, level = lockout_length(r, r.level + 1)
+    end
+  end
+  local length = lockout_length(r, level)
+  rcall('SET', r.block_key, level > 0 and int(now) .. ':' .. level or int(now), 'PX', (length + forget) / 1000)
+  return max(reset, length), retry < 0 and -1 or max(retry, length)
 end
 
 local function push(allowed, remaining, reset, retry)
