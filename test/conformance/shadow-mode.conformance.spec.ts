@@ -120,6 +120,16 @@ describe.each(['memory', 'redis'] as const)('shadow mode on the %s store', (kind
     expect((await rateLimit.consumeAll('u1', ['tight'])).allowed).toBe(false);
   });
 
+  it('admits a request its shadow concurrency rule has no free slot for, holding no lease for it', async () => {
+    const rateLimit = service({ rules: { exports: { algorithm: 'concurrency', limit: 1, leaseMs: '1m', mode: 'shadow' } } });
+    const held = await rateLimit.acquire('u1', 'exports');
+    const result = await rateLimit.decideWithLeases([{ key: 'u1', rule: rateLimit.rule('exports'), shadow: true }]);
+    expect(result.allowed).toBe(true);
+    expect(result.decisions[0]).toMatchObject({ allowed: false, shadow: true });
+    expect(result.leases).toHaveLength(0);
+    await held.lease!.release();
+  });
+
   if (kind === 'redis') {
     it('writes a shadow refusal to the audit stream marked shadow', async () => {
       const client = (get().store as RedisStore).client;
