@@ -6,6 +6,8 @@ export const ALGORITHMS: WindowAlgorithm[] = ['sliding-log', 'sliding-window', '
 /** Which rules to draw: with or without a lockout; token bucket and GCRA intervals (window/rate) in whole µs or not. */
 export interface RuleDraw {
   lockout?: boolean;
+  /** With `lockout`: the lockout escalates (a factor, a max from base to 30 × base, a forgetAfter), or stays fixed. */
+  escalating?: boolean;
   fractionalIntervals?: boolean;
 }
 
@@ -13,31 +15,36 @@ export interface RuleDraw {
 const windowMs = fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1000, max: 6000 }));
 const blockMs = fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1000, max: 9000 }));
 const limit = fc.integer({ min: 1, max: 6 });
+/** An escalating lockout: fractional factors put the rounding to the ms in play; short and long forgetAfters both outcomes. */
+const escalatingLockout = fc
+  .tuple(blockMs, fc.constantFrom(1.25, 1.5, 2, 3), fc.constantFrom(1, 2, 5, 30), fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1000, max: 9000 }), fc.integer({ min: 20_000, max: 60_000 })))
+  .map(([base, factor, times, forgetAfter]) => ({ base, factor, max: base * times, forgetAfter }));
+type LockoutDraw = { blockMs: number } | { lockout: { base: number; factor: number; max: number; forgetAfter: number } };
 /** Whether window/rate µs is a whole number of µs. */
 const wholeInterval = (windowMs: number, rate: number) => (windowMs * 1000) % rate === 0;
 
 /** A valid rule of `algorithm`, named `name`, with random limits, windows, segments, refills, bursts and lockouts. */
 export function ruleArb(algorithm: WindowAlgorithm, name: string, draw: RuleDraw = {}): fc.Arbitrary<RateLimitRule> {
-  const block = draw.lockout ? blockMs : fc.constant(0);
+  const block: fc.Arbitrary<LockoutDraw> = !draw.lockout ? fc.constant({ blockMs: 0 }) : draw.escalating ? escalatingLockout.map((lockout) => ({ lockout })) : blockMs.map((b) => ({ blockMs: b }));
   const rateFits = ([w, rate]: [number, number]) => wholeInterval(w, rate) !== !!draw.fractionalIntervals;
   switch (algorithm) {
     case 'fixed-window':
     case 'sliding-log':
-      return fc.tuple(limit, windowMs, block).map(([l, w, b]) => defineRule({ algorithm, limit: l, window: w, blockMs: b }, name));
+      return fc.tuple(limit, windowMs, block).map(([l, w, b]) => defineRule({ algorithm, limit: l, window: w, ...b }, name));
     case 'sliding-window':
       return fc
         .tuple(limit, fc.integer({ min: 2, max: 6 }), fc.oneof(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 250, max: 1500 })), block)
-        .map(([l, segments, cellMs, b]) => defineRule({ algorithm, limit: l, window: segments * cellMs, segments, blockMs: b }, name));
+        .map(([l, segments, cellMs, b]) => defineRule({ algorithm, limit: l, window: segments * cellMs, segments, ...b }, name));
     case 'token-bucket':
       return fc
         .tuple(windowMs, fc.integer({ min: 1, max: 12 }), limit, block)
         .filter(([w, refill]) => rateFits([w, refill]))
-        .map(([w, refill, l, b]) => defineRule({ algorithm, limit: l, window: w, refill, blockMs: b }, name));
+        .map(([w, refill, l, b]) => defineRule({ algorithm, limit: l, window: w, refill, ...b }, name));
     case 'gcra':
       return fc
         .tuple(windowMs, fc.integer({ min: 1, max: 12 }), limit, block)
         .filter(([w, count]) => rateFits([w, count]))
-        .map(([w, count, burst, b]) => defineRule({ algorithm, limit: count, window: w, burst, blockMs: b }, name));
+        .map(([w, count, burst, b]) => defineRule({ algorithm, limit: count, window: w, burst, ...b }, name));
   }
 }
 

@@ -4,7 +4,7 @@ import { useStores } from '../support/stores.js';
 
 const ALGORITHMS: RateLimitAlgorithm[] = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
 
-/** A rule of any algorithm, with a lockout shorter or longer than its window, or none. */
+/** A rule of any algorithm, with a lockout shorter or longer than its window (fixed, or escalating by 1.5 or 2), or none. */
 const rules = fc
   .record({
     algorithm: fc.constantFrom(...ALGORITHMS),
@@ -14,10 +14,12 @@ const rules = fc
     segments: fc.constantFrom(2, 4, 5, 10),
     refill: fc.integer({ min: 1, max: 8 }),
     burst: fc.integer({ min: 1, max: 6 }),
+    factor: fc.constantFrom(1, 1.5, 2),
   })
-  .map(({ algorithm, segments, refill, burst, ...rest }): RateLimitRule => {
+  .map(({ algorithm, segments, refill, burst, factor, blockMs, ...rest }): RateLimitRule => {
     const own = algorithm === 'sliding-window' ? { segments } : algorithm === 'token-bucket' ? { refill } : algorithm === 'gcra' ? { burst } : {};
-    return defineRule({ algorithm, ...rest, ...own } as RateLimitRuleOptions, 'wait');
+    const lockout = factor > 1 && blockMs > 0 ? { lockout: { base: blockMs, factor, max: blockMs * 8, forgetAfter: 30_000 } } : { blockMs };
+    return defineRule({ algorithm, ...rest, ...own, ...lockout } as RateLimitRuleOptions, 'wait');
   });
 /** Gaps in ms (bursts of zeros included) and a cost as a fraction of the most the rule admits at once. */
 const steps = fc.array(fc.record({ gap: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 4000 })), share: fc.double({ min: 0, max: 1, noNaN: true }) }), {
@@ -50,7 +52,7 @@ describe.each(['memory', 'redis'] as const)('on the %s store, waiting the report
           const cost = 1 + Math.floor(share * (maxCost(rule) - 1));
           const d = await store.consume(key, rule, cost);
           if (d.allowed) continue;
-          const at = `${rule.algorithm} limit ${rule.limit}/${rule.windowMs} ms, lockout ${rule.blockMs}, cost ${cost}, retryAfterMs ${d.retryAfterMs}`;
+          const at = `${rule.algorithm} limit ${rule.limit}/${rule.windowMs} ms, lockout ${rule.blockMs}${rule.lockoutFactor ? ` × ${rule.lockoutFactor}` : ''}, cost ${cost}, retryAfterMs ${d.retryAfterMs}`;
           expect([at, d.retryAfterMs > 0]).toEqual([at, true]);
           clock.advance(d.retryAfterMs - 1);
           expect([at, 'a ms before', (await store.peek(key, rule, cost)).allowed]).toEqual([at, 'a ms before', false]);

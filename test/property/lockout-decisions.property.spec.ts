@@ -22,8 +22,20 @@ describe.each<DirectStoreKind>(['memory', 'redis'])('lockouts on the %s store, a
     },
   );
 
+  it.each(ALGORITHMS)(
+    '%s: an escalating lockout lasts one level longer when it starts less than forgetAfter after the previous one ended, back to base after a quiet forgetAfter, forgotten on reset, as the model does',
+    async (algorithm) => {
+      await check(
+        fc.asyncProperty(ruleArb(algorithm, 'r0', { lockout: true, escalating: true }), stepsArb({ rules: 1, trackers: 1, back: true }, 80), async (rule, steps) => {
+          const { store, clock } = fresh();
+          await replay(store, clock, [rule], steps, guardMs);
+        }),
+      );
+    },
+  );
+
   it('consumeAll starts a lockout only in the rules that refused, and charges nothing anywhere, as the model does', async () => {
-    const rules = fc.tuple(...[0, 1, 2].map((i) => fc.constantFrom(...ALGORITHMS).chain((algorithm) => ruleArb(algorithm, `r${i}`, { lockout: i < 2 }))));
+    const rules = fc.tuple(...[0, 1, 2].map((i) => fc.constantFrom(...ALGORITHMS).chain((algorithm) => ruleArb(algorithm, `r${i}`, { lockout: i < 2, escalating: i === 1 }))));
     await check(
       fc.asyncProperty(rules, stepsArb({ rules: 3, trackers: 2, consumeAll: true, back: true }), async (drawn, steps) => {
         const { store, clock } = fresh();

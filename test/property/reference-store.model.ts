@@ -25,11 +25,24 @@ export function modelOf(rule: RateLimitRule): AlgorithmModel {
   }
 }
 
-/** One tracker under one rule: the algorithm's state and the instant its lockout started. */
+/** One tracker under one rule: the algorithm's state, the instant its lockout started and that lockout's level. */
 interface Slot {
   rule: RateLimitRule;
   algorithm: AlgorithmModel;
   lockedAt?: number;
+  level: number;
+}
+
+/**
+ * The lockout's length (ms) at `level`: blockMs for a fixed one; an escalating one multiplies base by the factor once
+ * per level, stopping at max, and rounds to the nearest ms (products, as the stores promise, not `**`).
+ */
+export function lockoutLength(rule: RateLimitRule, level: number): number {
+  if (rule.lockoutFactor === undefined) return rule.blockMs;
+  const max = rule.lockoutMaxMs!;
+  let length = rule.blockMs;
+  for (let i = 0; i < level && length < max; i++) length *= rule.lockoutFactor;
+  return Math.min(Math.floor(length + 0.5), max);
 }
 
 export interface ModelEntry {
@@ -44,7 +57,8 @@ export interface ModelEntry {
  * blockMs) and reset = max(the algorithm's reset, blockMs); while one is on (never more than blockMs ahead,
  * even when the clock steps back), every request is refused with remaining 0, retry = max(what is left of the
  * lockout, the algorithm's own wait for this request) and reset = max(what is left, the algorithm's reset as
- * the state is: a refusal charges nothing).
+ * the state is: a refusal charges nothing). An escalating lockout (lockoutFactor) lasts lockoutLength(level) instead
+ * of blockMs: one level above the previous lockout's when that one ended less than lockoutForgetMs ago, else 0.
  */
 export class ReferenceStore {
   private readonly slots = new Map<string, Slot>();
@@ -84,8 +98,12 @@ export class ReferenceStore {
       // Nothing is charged: a rule that would have admitted reports its state as it is.
       if (d.allowed) return slot.algorithm.decide(t, 0, false);
       if (slot.rule.blockMs === 0 || this.locked(slot, t)) return d;
+      const forget = slot.rule.lockoutForgetMs ?? 0;
+      const escalates = slot.lockedAt !== undefined && forget > 0 && t < slot.lockedAt + lockoutLength(slot.rule, slot.level) + forget;
+      slot.level = escalates ? slot.level + 1 : 0;
       slot.lockedAt = t;
-      return { ...d, resetAfterMs: Math.max(d.resetAfterMs, slot.rule.blockMs), retryAfterMs: Math.max(d.retryAfterMs, slot.rule.blockMs) };
+      const length = lockoutLength(slot.rule, slot.level);
+      return { ...d, resetAfterMs: Math.max(d.resetAfterMs, length), retryAfterMs: Math.max(d.retryAfterMs, length) };
     });
     const ids = [...merged.keys()];
     return { allowed, decisions: entries.map((e) => final[ids.indexOf(this.id(e.key, e.rule))]) };
@@ -97,13 +115,14 @@ export class ReferenceStore {
     for (const [id, slot] of this.slots) {
       const state = slot.algorithm.expiresAt();
       if (state !== undefined) out.set(id, state);
-      if (slot.lockedAt !== undefined) out.set(id + ':block', slot.lockedAt + slot.rule.blockMs);
+      if (slot.lockedAt !== undefined) out.set(id + ':block', slot.lockedAt + lockoutLength(slot.rule, slot.level) + (slot.rule.lockoutForgetMs ?? 0));
     }
     return out;
   }
 
   private lockoutLeft(slot: Slot, t: number): number {
-    return slot.lockedAt === undefined ? 0 : Math.min(slot.lockedAt + slot.rule.blockMs - t, slot.rule.blockMs);
+    const length = lockoutLength(slot.rule, slot.level);
+    return slot.lockedAt === undefined ? 0 : Math.min(slot.lockedAt + length - t, length);
   }
 
   private locked(slot: Slot, t: number): boolean {
@@ -124,7 +143,7 @@ export class ReferenceStore {
   private slot(key: string, rule: RateLimitRule): Slot {
     const id = this.id(key, rule);
     let slot = this.slots.get(id);
-    if (!slot) this.slots.set(id, (slot = { rule, algorithm: modelOf(rule) }));
+    if (!slot) this.slots.set(id, (slot = { rule, algorithm: modelOf(rule), level: 0 }));
     return slot;
   }
 }
