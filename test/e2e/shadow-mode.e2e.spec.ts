@@ -30,6 +30,13 @@ class ShadowController {
   search() {
     return { ok: true };
   }
+
+  /** The same named rule, enforced on this route whatever config's mode for it. */
+  @Get('search-enforced')
+  @RateLimit({ name: 'search', mode: 'enforce' })
+  searchEnforced() {
+    return { ok: true };
+  }
 }
 
 const storeOptions = useStoreOptions();
@@ -90,6 +97,11 @@ describe.each(PLATFORMS)('shadow mode over HTTP on %s', (platform) => {
     it('refuses by the rule in force of a stacked route, whatever its shadow rule says', async () => {
       const { server } = await start();
       expect(await statuses(server, '/shadow/stacked', 3)).toEqual([200, 200, 429]);
+    });
+
+    it('enforces a configured shadow rule where @RateLimit({ name, mode: "enforce" }) refers to it', async () => {
+      const { server } = await start();
+      expect(await statuses(server, '/shadow/search-enforced', 2)).toEqual([200, 429]);
     });
 
     it('puts every rule without a mode in shadow with the module option mode: "shadow"', async () => {
