@@ -154,6 +154,7 @@ async function main() {
     const { markdown, goals } = render({ runs, cases, groups, redisVersion: version, seconds: (performance.now() - started) / 1000 });
     process.stdout.write(`\n${markdown}`);
     writeResult('http.md', markdown);
+    writeResult('http-runs.json', `${JSON.stringify({ rounds: ROUNDS, cases: cases.map(({ id, group, adapter, guard, variant }) => ({ id, group, adapter, guard: guard.label, variant: variant.label })), runs }, null, 1)}\n`);
     if (ROUNDS >= 5 && ADAPTERS.length === 2) writeReadmeSection('http', readmeSummary({ runs, groups, goals, rounds: ROUNDS, measureS: MEASURE_S }));
   } finally {
     await Promise.all([...apps.values()].map((a) => a.stop()));

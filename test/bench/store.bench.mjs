@@ -271,6 +271,8 @@ async function main() {
     const { markdown, goals } = render({ runs, cases, coalesce, redisVersion, commit, seconds: (performance.now() - started) / 1000 });
     process.stdout.write(markdown);
     writeResult('store.md', markdown);
+    // Every run's figures, so a reader can recompute any ratio or score another threshold.
+    writeResult('store-runs.json', `${JSON.stringify({ commit, rounds: ROUNDS, cases: cases.map(({ id, group, label }) => ({ id, group, label })), runs }, null, 1)}\n`);
     const full = GROUPS.length === 3 && ROUNDS >= 5;
     if (full) writeReadmeSection('store', readmeSummary({ runs, goals, coalesce, commit, rounds: ROUNDS, measureS: MEASURE_MS / 1000 }));
   } finally {
