@@ -18,8 +18,10 @@
 // process.cpuUsage() inside it, Redis CPU (INFO cpu), the CPU the rest of the machine used (noisy above 0.3 cores).
 // BENCH_QUIET_WAIT_S (default 0): before each run, wait up to that long for the rest of the machine to go quiet.
 //
-// Run: `npm run bench:http` (builds first). BENCH_HTTP_ADAPTERS (express,fastify), BENCH_HTTP_CONNECTIONS (64).
+// Run: `npm run bench:http` (builds first). BENCH_HTTP_ADAPTERS (express,fastify), BENCH_HTTP_CONNECTIONS (64),
+// BENCH_HTTP_CPU_PROF=<dir> (a V8 CPU profile per app, written when the bench stops it).
 // Writes test/bench/results/http.md, and the README's http section on a full run (5+ rounds, both adapters).
+import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { envInteger, environmentHeader, measuredMs, packageVersion, runMain, startGuardedServer, writeResult } from './support/environment.mjs';
 import { NOISY_CORES, startNoiseMeter, waitForQuiet } from './support/machine-noise.mjs';
@@ -39,6 +41,8 @@ const ROUNDS = benchRounds();
 const QUIET_WAIT_S = Number(process.env.BENCH_QUIET_WAIT_S ?? 0);
 const ADAPTERS = (process.env.BENCH_HTTP_ADAPTERS ?? 'express,fastify').split(',').map((s) => s.trim());
 const IP_POOL = 10_000;
+/** BENCH_HTTP_CPU_PROF=<dir>: each app runs under --cpu-prof (read them with http/cpu-profile-summary.mjs). */
+const CPU_PROF_DIR = process.env.BENCH_HTTP_CPU_PROF ? resolve(process.env.BENCH_HTTP_CPU_PROF) : undefined;
 
 const VARIANTS = [
   { id: 'one-ip', label: '1 IP', ipPool: 0 },
@@ -140,7 +144,8 @@ async function main() {
   try {
     for (const adapter of ADAPTERS) {
       for (const guard of GUARDS) {
-        const app = await startAppProcess({ ...guard.config, adapter, trustProxy: true, redisPort: server.port });
+        const profile = CPU_PROF_DIR ? { cpuProfile: { dir: CPU_PROF_DIR, name: `${adapter}-${guard.id}.cpuprofile` } } : {};
+        const app = await startAppProcess({ ...guard.config, adapter, trustProxy: true, redisPort: server.port }, profile);
         await checkGuardAnswers(app.port, guard);
         apps.set(`${adapter}-${guard.id}`, app);
       }

@@ -1,5 +1,4 @@
-// Runs the bench app of one case, either in a child process of its own (default) or inside the bench process,
-// and reads how much CPU it used.
+// Runs the bench app of one case in a child process of its own and reads how much CPU it used.
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -86,15 +85,4 @@ export async function startAppProcess(config, { cpuProfile } = {}) {
       clearTimeout(timer);
     },
   };
-}
-
-/** The same app inside the bench process: autocannon and Nest then share one event loop (and one core). */
-export async function startAppInProcess(config) {
-  const { startBenchApp } = await import('./server.mjs');
-  const server = await startBenchApp(config);
-  const cpu = () => {
-    const { user, system } = process.cpuUsage();
-    return (user + system) / 1e6;
-  };
-  return { port: server.port, pid: process.pid, cpuSeconds: cpu, resetStats: async () => server.resetStats(), stats: () => server.stats(), stop: () => server.close() };
 }
