@@ -11,13 +11,12 @@ export class AuthService {
   ) {}
 
   async login({ username, password }: LoginRequest, ip: string): Promise<{ username: string }> {
-    await this.attempts.assertAllowed(ip, username);
+    await this.attempts.attempt(ip, username);
     if (!this.users.verify(username, password)) {
-      await this.attempts.recordFailure(ip, username);
       // The same answer for an unknown user and a wrong password, so accounts cannot be discovered.
       throw new UnauthorizedException('Invalid username or password');
     }
-    await this.attempts.recordSuccess(username);
+    await this.attempts.recordSuccess(ip, username);
     return { username };
   }
 }

@@ -17,6 +17,8 @@ export const rateLimitConfig = (source: () => EnvSource) =>
   registerAs(RATE_LIMIT_CONFIG, (): RateLimitRulesConfig => {
     const vars = source();
     const refill = optionalEnv(vars, 'RATE_LIMIT_API_KEY_REFILL');
+    // A lockout that doubles with each round of guessing (1 min, 2, 4, ...) up to a day, and is forgotten after a quiet day.
+    const loginLockout = () => ({ base: env(vars, 'RATE_LIMIT_LOGIN_LOCKOUT', '1m'), factor: 2, max: env(vars, 'RATE_LIMIT_LOGIN_LOCKOUT_MAX', '1d'), forgetAfter: '1d' });
     return {
       // Every guarded route, per client IP and per route (the global guard applies it).
       defaultRule: {
@@ -26,9 +28,10 @@ export const rateLimitConfig = (source: () => EnvSource) =>
         algorithm: env(vars, 'RATE_LIMIT_DEFAULT_ALGORITHM', 'sliding-window') as RateLimitAlgorithm,
       },
       rules: {
-        // Failed logins: an exact log, since the limits are small and every attempt matters.
-        [LOGIN_IP_RULE]: { limit: env(vars, 'RATE_LIMIT_LOGIN_IP_LIMIT', '5'), window: env(vars, 'RATE_LIMIT_LOGIN_IP_WINDOW', '1m'), algorithm: 'sliding-log' },
-        [LOGIN_USER_RULE]: { limit: env(vars, 'RATE_LIMIT_LOGIN_USER_LIMIT', '3'), window: env(vars, 'RATE_LIMIT_LOGIN_USER_WINDOW', '1m'), algorithm: 'sliding-log' },
+        // Login attempts (a success takes its own back): an exact log, since the limits are small and every attempt
+        // matters, with an escalating lockout.
+        [LOGIN_IP_RULE]: { limit: env(vars, 'RATE_LIMIT_LOGIN_IP_LIMIT', '5'), window: env(vars, 'RATE_LIMIT_LOGIN_IP_WINDOW', '1m'), algorithm: 'sliding-log', lockout: loginLockout() },
+        [LOGIN_USER_RULE]: { limit: env(vars, 'RATE_LIMIT_LOGIN_USER_LIMIT', '3'), window: env(vars, 'RATE_LIMIT_LOGIN_USER_WINDOW', '1m'), algorithm: 'sliding-log', lockout: loginLockout() },
         [SMS_MINUTE_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_MINUTE_LIMIT', '1'), window: '1m', algorithm: 'sliding-log' },
         [SMS_HOUR_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_HOUR_LIMIT', '5'), window: '1h', algorithm: 'sliding-log' },
         [SMS_DAY_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_DAY_LIMIT', '10'), window: '1d', algorithm: 'sliding-log' },

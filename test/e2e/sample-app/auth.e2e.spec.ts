@@ -41,6 +41,26 @@ describe.each(SAMPLE_STORES)('POST /auth/login on the %s store', (store) => {
     await login(sample, 'alice', 'wonderland').expect(200);
   });
 
+  it('locks the account for 1, 2, then 4 minutes as each round of three failures follows the previous lockout', async () => {
+    const retryAfters: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 3; i++) await login(sample, 'alice', `guess-${i}`).expect(401);
+      const locked = await login(sample, 'alice', `guess-3`).expect(429);
+      retryAfters.push(locked.headers['retry-after']);
+      sample.clock.advance(locked.body.retryAfter * 1000);
+    }
+    expect(retryAfters).toEqual(['60', '120', '240']);
+  });
+
+  it('locks the account for 1 minute again after a successful login', async () => {
+    for (let i = 0; i < 3; i++) await login(sample, 'alice', `guess-${i}`).expect(401);
+    sample.clock.advance((await login(sample, 'alice', 'guess-3').expect(429)).body.retryAfter * 1000);
+    await login(sample, 'alice', 'wonderland').expect(200);
+    for (let i = 0; i < 3; i++) await login(sample, 'alice', `guess-${i}`).expect(401);
+    const locked = await login(sample, 'alice', 'guess-3').expect(429);
+    expect(locked.headers['retry-after']).toBe('60');
+  });
+
   it('forgets the account\'s failed attempts after a successful login', async () => {
     await login(sample, 'alice', 'guess-1').expect(401);
     await login(sample, 'alice', 'guess-2').expect(401);

@@ -7,7 +7,7 @@ const scrape = async (sample: Sample) => (await request(sample.server).get('/met
 describe.each(SAMPLE_STORES)('login lockouts in /metrics on the %s store', (store) => {
   const apps = sampleAppsOn(store);
 
-  it('counts the login 429s found by peek as rejected under the login rule', async () => {
+  it('counts the login 429s as rejected under the login rule', async () => {
     const sample = await apps.start();
     for (let i = 0; i < 3; i++) await login(sample, 'alice', `guess-${i}`).expect(401);
     await login(sample, 'alice', 'wonderland').expect(429);
