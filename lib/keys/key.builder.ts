@@ -34,15 +34,6 @@ export function ruleKeys(prefix: string, rule: RateLimitRule, tracker: string): 
   return { state: `${head}${ALGORITHM_DEFINITIONS[rule.algorithm as WindowAlgorithm].stateTag(rule)}:${tail}`, block: `${head}${tail}:block` };
 }
 
-/**
- * The sorted set of a concurrency rule's leases for one tracker: `<prefix>:<rule>:cc:{<tracker>}`, lease ids
- * scored by their expiry. It carries the tracker's hash tag like the rule keys, and its own `cc` tag, so that a
- * rule turned from a window algorithm into a concurrency one never reads the other's state.
- */
-export function leaseKey(prefix: string, rule: RateLimitRule, tracker: string): string {
-  return `${prefix}:${rule.name}:cc:{${trackerSegment(tracker)}}`;
-}
-
 /** Trackers up to this many UTF-16 code units are the memory store's keys as they are; longer ones, their digest. */
 const MAX_RAW_MEMORY_TRACKER = 256;
 
@@ -56,3 +47,12 @@ export function memoryTrackerKey(tracker: string): string {
   return '#' + textDigest(tracker).slice(0, 32);
 }
 const HASHED_MARK = 0x23; // '#'
+
+/**
+ * The sorted set of a concurrency rule's leases for one tracker: `<prefix>:<rule>:cc:{<tracker>}`, lease ids
+ * scored by their expiry. It carries the tracker's hash tag like the rule keys, and its own `cc` tag, so that a
+ * rule turned from a window algorithm into a concurrency one never reads the other's state.
+ */
+export function leaseKey(prefix: string, rule: RateLimitRule, tracker: string): string {
+  return `${prefix}:${rule.name}:cc:{${trackerSegment(tracker)}}`;
+}

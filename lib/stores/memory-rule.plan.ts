@@ -1,7 +1,7 @@
 import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
 import type { AlgorithmRule, MemoryAlgorithm } from '../algorithms/algorithm.interface.js';
 import { maxCost } from '../config/define-rule.js';
-import type { RateLimitRule } from '../interfaces/rule.interface.js';
+import type { RateLimitRule, WindowAlgorithm } from '../interfaces/rule.interface.js';
 import { checkEntry, type CallOp } from './call.validator.js';
 import type { KeySpace, MemoryKeyTable } from './memory-key.table.js';
 
@@ -43,7 +43,8 @@ export class MemoryRulePlans {
   /** Builds (and keeps) a rule's plan; the call is checked first, so a bad one gets `checkEntry`'s error. */
   build(rule: RateLimitRule, key: unknown, cost: number, op: CallOp): MemoryRulePlan {
     checkEntry(key, rule, cost, op);
-    const definition = ALGORITHM_DEFINITIONS[rule.algorithm];
+    // checkEntry refused a rule without a definition (a concurrency rule: leases are not decisions).
+    const definition = ALGORITHM_DEFINITIONS[rule.algorithm as WindowAlgorithm];
     const head = `${this.prefix}:${rule.name}:`;
     const plan: MemoryRulePlan = {
       rule,
