@@ -87,7 +87,11 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
     case 'sliding-window':
       segments = parseInteger(options.segments ?? DEFAULT_SEGMENTS, `${path}.segments`, 2, MAX_SEGMENTS);
       if (windowMs % segments !== 0) {
-        throw new RateLimitConfigError(`${path}.segments`, options.segments ?? segments, `a number of segments that divides the window of ${windowMs} ms into whole milliseconds`);
+        // Name the field the user set: a window the default 10 segments cannot divide is the window's problem.
+        if (options.segments === undefined) {
+          throw new RateLimitConfigError(`${path}.window`, options.window, `a whole number of ${DEFAULT_SEGMENTS} ms steps for the sliding window's default ${DEFAULT_SEGMENTS} segments (e.g. ${Math.max(DEFAULT_SEGMENTS, windowMs - (windowMs % DEFAULT_SEGMENTS))} ms), or "segments" set to a divisor of ${windowMs}`);
+        }
+        throw new RateLimitConfigError(`${path}.segments`, options.segments, `a number of segments that divides the window of ${windowMs} ms into whole milliseconds`);
       }
       break;
     case 'fixed-window':

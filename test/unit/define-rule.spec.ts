@@ -30,6 +30,7 @@ describe('defineRule', () => {
     [{ limit: 5, window: '1m', algorithm: 'leaky' }, /"rules\.x\.algorithm": "leaky" \(expected one of sliding-log/],
     [{ limit: 5, window: '1m', segments: 1 }, /"rules\.x\.segments": 1 \(expected an integer between 2 and 1000\)/],
     [{ limit: 5, window: 1000, segments: 7 }, /"rules\.x\.segments": 7 \(expected a number of segments that divides the window of 1000 ms/],
+    [{ limit: 5, window: 1234 }, /"rules\.x\.window": 1234 \(expected a whole number of 10 ms steps for the sliding window's default 10 segments \(e\.g\. 1230 ms\), or "segments" set to a divisor of 1234\)/],
     [{ limit: 5, window: '1m', algorithm: 'gcra', segments: 4 }, /"rules\.x\.segments": 4 .*sliding-window algorithm only, and this rule uses gcra/],
     [{ limit: 5, window: '1m', blockMs: -1 }, /"rules\.x\.blockMs": -1/],
     [{ limit: 5, window: '1m', limt: 3 }, /"rules\.x\.limt": 3 \(expected one of the fields/],
