@@ -3,7 +3,7 @@ import type { FailurePolicy, RateLimitRule } from '../interfaces/rule.interface.
 import { checkLeaseCall } from '../stores/lease.check.js';
 import type { MemoryLeaseStore } from '../stores/memory-lease.store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
-import { RateLimitTimeoutError } from './resilient.store.js';
+import { withTimeout } from './with-timeout.js';
 
 export interface ResilientLeaseStoreOptions {
   /** Longest wait for the primary store, in ms, for each acquire, renew and release. @default 50 */
@@ -78,10 +78,6 @@ export class ResilientLeaseStore implements LeaseStore {
   }
 
   private bounded<T>(call: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RateLimitTimeoutError(this.timeoutMs)), this.timeoutMs);
-    });
-    return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
+    return withTimeout(call, this.timeoutMs);
   }
 }

@@ -6,6 +6,7 @@ import { checkEntry } from '../stores/call.validator.js';
 import type { MemoryStore } from '../stores/memory.store.js';
 import { planRules } from '../stores/store.plan.js';
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitState } from './circuit-breaker.js';
+import { withTimeout } from './with-timeout.js';
 
 export interface ResilientStoreOptions {
   /** Longest wait for the primary store, in ms. @default 50 */
@@ -20,13 +21,7 @@ export interface ResilientStoreOptions {
   onCircuitChange?: (state: CircuitState) => void;
 }
 
-/** The primary store did not answer within `timeoutMs`. */
-export class RateLimitTimeoutError extends Error {
-  constructor(timeoutMs: number) {
-    super(`The rate-limit store did not answer within ${timeoutMs} ms`);
-    this.name = 'RateLimitTimeoutError';
-  }
-}
+export { RateLimitTimeoutError } from './with-timeout.js';
 
 // The strictest policy of the rules of one request decides for all of them.
 const STRICTNESS: Record<FailurePolicy, number> = { open: 0, memory: 1, closed: 2 };
@@ -167,25 +162,4 @@ function isCallerError(error: unknown): boolean {
 /** A `RateLimitDeadlineError` whose round trip was within the timeout (see RedisStore): the store is healthy. */
 function isPromptDeadlineRefusal(error: unknown): boolean {
   return (error as Error | undefined)?.name === 'RateLimitDeadlineError' && (error as { promptReply?: boolean }).promptReply === true;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  // One promise and one timer per call: this wraps every decision.
-  return new Promise<T>((resolve, reject) => {
-    // Timers run before I/O in Node's event loop: after the loop was blocked for longer than `ms`, the reply may
-    // already be waiting in the socket. Giving up only after the next I/O phase lets a reply Redis sent in time
-    // win; giving up on it would leave counted in Redis a request the failure policy decided (and counted) too.
-    const timer = setTimeout(() => setImmediate(() => reject(new RateLimitTimeoutError(ms))), ms);
-    // A call we gave up on settles later into a promise already settled: no unhandled rejection.
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }
