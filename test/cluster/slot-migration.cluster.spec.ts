@@ -22,6 +22,7 @@ import {
   type RedisStore,
   type ResilientStore,
 } from '../../lib/index.js';
+import { CapturingLogger } from '../e2e/support/rate-limit-config.js';
 import { startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
 import { uniquePrefix } from '../support/redis-server.js';
 
@@ -101,13 +102,16 @@ describe('decisions on a key while its slot migrates between the masters of a re
   /** The module on the cluster (it creates the Cluster client), without HTTP. */
   async function startModule(options: RateLimitModuleOptions = {}) {
     const keyPrefix = uniquePrefix();
+    const logger = new CapturingLogger();
     const ctx = await Test.createTestingModule({
       imports: [RateLimitModule.forRoot({ store: { cluster: redis.nodes }, keyPrefix, clock: () => NOW, timeoutMs: 2_000, ...options })],
-    }).compile();
+    })
+      .setLogger(logger) // the failures the last test provokes are expected: kept, not printed
+      .compile();
     await ctx.init(); // connects the Cluster
     contexts.push(ctx);
     const resilient = ctx.get<ResilientStore>(RATE_LIMIT_STORE);
-    return { keyPrefix, service: ctx.get(RateLimitService), store: resilient.primary as RedisStore };
+    return { keyPrefix, logger, service: ctx.get(RateLimitService), store: resilient.primary as RedisStore };
   }
 
   /** The port of the master owning `slot`, as the node at `askPort` sees it. */
@@ -234,7 +238,7 @@ describe('decisions on a key while its slot migrates between the masters of a re
   });
 
   it('leaves calls that outlast ioredis\'s redirection budget (a slot held open 500 ms) to the failure policy, and counts none of them', async () => {
-    const { keyPrefix, service } = await startModule({ failurePolicy: 'closed', circuitBreaker: { failureThreshold: 3, minOpenMs: 50, maxOpenMs: 200 } });
+    const { keyPrefix, logger, service } = await startModule({ failurePolicy: 'closed', circuitBreaker: { failureThreshold: 3, minOpenMs: 50, maxOpenMs: 200 } });
     // With a lockout a call names two keys, so while the slot is split Redis answers TRYAGAIN (a one-key call would
     // follow ASK and be decided), until ioredis's redirection budget runs out.
     const rule = defineRule({ algorithm: 'fixed-window', limit: LIMIT, window: '1h', blockMs: '1h' }, 'held');
@@ -250,6 +254,8 @@ describe('decisions on a key while its slot migrates between the masters of a re
 
     expect(traffic.errorCount).toBe(0); // the failure policy decided; nothing surfaced to the callers
     expect(degradedWhenMoved).toBeGreaterThan(0);
+    // The failures were reported to the app's logger (a capturing one here: the test expects them).
+    expect(logger.errors).toContainEqual(expect.stringContaining('Rate-limit store failed (consume): Too many Cluster redirections'));
     // Then the store decided again, and counted exactly the admissions its callers saw: a failed call ran nowhere.
     expect(traffic.admitted).toBe(LIMIT);
     expect(traffic.refused).toBeGreaterThanOrEqual(200);
