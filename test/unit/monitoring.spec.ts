@@ -113,7 +113,9 @@ describe('monitoring/: Prometheus alert rules and Grafana dashboard', () => {
   });
 
   it('ships both files in the package', () => {
-    const [pack] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' })) as { files: { path: string }[] }[];
+    // npm's own warnings (about the machine's npmrc, say) go to its stderr: kept off the test output.
+    const listing = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const [pack] = JSON.parse(listing) as { files: { path: string }[] }[];
     expect(pack.files.map((f) => f.path)).toEqual(expect.arrayContaining([RULES, DASHBOARD]));
   });
 
