@@ -70,7 +70,7 @@ export class RateLimitService {
    */
   async consume(key: string, rule: RuleRef, cost = 1): Promise<Decision> {
     const entries = [this.ruleKey(key, rule, cost)];
-    const started = performance.now();
+    const started = this.observer.start();
     let decision = await this.store.consume(key, entries[0].rule, cost);
     if (entries[0].shadow) decision = asShadow(decision);
     this.observer.observe(entries, { allowed: decision.allowed || decision.shadow === true, decisions: [decision] }, started, false);
@@ -85,7 +85,7 @@ export class RateLimitService {
   consumeAll(entries: readonly RuleRefEntry[], cost?: number): Promise<MultiDecision>;
   async consumeAll(keyOrEntries: string | readonly RuleRefEntry[], rulesOrCost?: readonly RuleRef[] | number, cost?: number): Promise<MultiDecision> {
     const { entries, defaultCost } = this.entries(keyOrEntries, rulesOrCost, cost);
-    const started = performance.now();
+    const started = this.observer.start();
     const result = await this.run(entries, defaultCost);
     this.observer.observe(entries, result, started, false, defaultCost);
     return result;
@@ -120,7 +120,7 @@ export class RateLimitService {
   async enforce(keyOrEntries: string | readonly RuleRefEntry[], rulesOrCost?: RuleRef | readonly RuleRef[] | number, cost?: number): Promise<MultiDecision> {
     const rules = typeof keyOrEntries === 'string' ? (Array.isArray(rulesOrCost) ? rulesOrCost : [rulesOrCost as RuleRef]) : rulesOrCost;
     const { entries, defaultCost } = this.entries(keyOrEntries, rules as readonly RuleRef[] | number | undefined, cost);
-    const started = performance.now();
+    const started = this.observer.start();
     const result = await this.run(entries, defaultCost);
     this.observer.observe(entries, result, started, false, defaultCost);
     if (!result.allowed) {
@@ -136,7 +136,7 @@ export class RateLimitService {
    * `rulesVersion` is the `RateLimitPolicies.version` the entries' rules were read under (default: now).
    */
   decide(entries: readonly RuleKey[], rulesVersion = this.policies.version): Promise<MultiDecision> {
-    const started = performance.now();
+    const started = this.observer.start();
     const cache = this.blockCache;
     let signature: string | undefined;
     let generation = 0;

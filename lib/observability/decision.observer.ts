@@ -3,25 +3,39 @@ import type { Decision, MultiDecision } from '../interfaces/decision.interface.j
 import type { RateLimitDecisionEvent } from '../interfaces/rate-limit-options.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
-import type { RateLimitMetrics } from './rate-limit.metrics.js';
+import { NO_METRICS, type RateLimitMetrics } from './rate-limit.metrics.js';
 import { noteRefusal } from './refusal.registry.js';
 import type { RejectionAudit } from './rejection.audit.js';
 
 /** Tells metrics, the audit trail and the user's hooks about every decision the module makes. */
 export class DecisionObserver {
+  /**
+   * Whether anyone reads a decision's duration (the metrics or a hook): when not, the caller passes 0 as
+   * `started` and neither end of the decision reads the clock.
+   */
+  readonly timed: boolean;
+
   constructor(
     private readonly settings: Pick<RateLimitSettings, 'onDecision' | 'onRejected'>,
     private readonly metrics?: RateLimitMetrics,
     private readonly audit?: RejectionAudit | null,
-  ) {}
+  ) {
+    this.timed = (metrics !== undefined && metrics !== NO_METRICS) || settings.onDecision !== undefined || settings.onRejected !== undefined;
+  }
+
+  /** The `started` to pass to `observe`: performance.now() when the duration is read, else 0 (no clock read). */
+  start(): number {
+    return this.timed ? performance.now() : 0;
+  }
 
   /**
    * Metrics, hooks and the audit trail, for every decision the module makes. `defaultCost`: the units of an
-   * entry that names none (the call's `cost`), for the utilisation of a refused request.
+   * entry that names none (the call's `cost`), for the utilisation of a refused request. `started`: from
+   * `start()`, once per request (the duration is the request's, whatever its number of rules).
    */
   observe(entries: readonly RuleKey[], result: MultiDecision, started: number, fromBlockCache: boolean, defaultCost = 1): void {
     const { onDecision, onRejected } = this.settings;
-    const durationMs = performance.now() - started;
+    const durationMs = this.timed ? performance.now() - started : 0;
     const metrics = this.metrics;
     // Whether a shadow rule refused: the request was admitted all the same, but hooks and the audit hear of it.
     let shadowRefused = false;
