@@ -8,7 +8,21 @@ const WORKERS = 8;
 const ROUNDS = 60;
 const LIMIT = 3;
 
-/** The child's next line of output. */
+/** The leaser processes started by the running test: killed after it, so a failed test leaves none waiting for "go". */
+const running = new Set<ChildProcess>();
+afterEach(async () => {
+  const left = [...running].filter((child) => child.exitCode === null && child.signalCode === null);
+  running.clear();
+  await Promise.all(
+    left.map((child) => {
+      const closed = new Promise((resolve) => child.once('close', resolve));
+      child.kill('SIGKILL');
+      return closed;
+    }),
+  );
+});
+
+/** The child's next line of output; fails once its output has ended without one ('close': every line read). */
 function nextLine(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffer = '';
@@ -17,12 +31,13 @@ function nextLine(child: ChildProcess): Promise<string> {
       const i = buffer.indexOf('\n');
       if (i < 0) return;
       child.stdout!.off('data', onData);
-      child.off('exit', onExit);
+      child.off('close', onClose);
       resolve(buffer.slice(0, i));
     };
-    const onExit = (code: number) => reject(new Error(`leaser process exited with ${code}`));
+    // Not 'exit': it can come before the last output is read.
+    const onClose = (code: number | null, signal: string | null) => reject(new Error(`leaser process ended (code ${code}, signal ${signal}) without a line`));
     child.stdout!.on('data', onData);
-    child.once('exit', onExit);
+    child.once('close', onClose);
   });
 }
 
@@ -38,6 +53,7 @@ describe(`${PROCESSES} processes x ${WORKERS} workers taking leases of one key, 
     const children = Array.from({ length: PROCESSES }, () =>
       spawn(process.execPath, [LEASER, redis.url, prefix, String(LIMIT), String(WORKERS), String(ROUNDS)], { stdio: ['pipe', 'pipe', 'inherit'] }),
     );
+    for (const child of children) running.add(child);
     const exits = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
     for (const child of children) expect(await nextLine(child)).toBe('ready');
     const results = children.map(nextLine);

@@ -8,11 +8,26 @@ const PROCESSES = 4;
 const CALLS = 500;
 const LIMIT = 1000;
 
-/** Output lines of a child, as they come. */
+/** The hammer processes started by the running test: killed after it, so a failed test leaves none waiting for "go". */
+const running = new Set<ChildProcess>();
+afterEach(async () => {
+  const left = [...running].filter((child) => child.exitCode === null && child.signalCode === null);
+  running.clear();
+  await Promise.all(
+    left.map((child) => {
+      const closed = new Promise((resolve) => child.once('close', resolve));
+      child.kill('SIGKILL');
+      return closed;
+    }),
+  );
+});
+
+/** Output lines of a child, as they come; fails once its output has ended ('close', not 'exit': every line read). */
 function lines(child: ChildProcess): AsyncIterator<string> {
   const queue: string[] = [];
   let wake: (() => void) | undefined;
   let buffer = '';
+  let closed = false;
   child.stdout!.on('data', (chunk: Buffer) => {
     buffer += chunk.toString();
     let i;
@@ -22,11 +37,14 @@ function lines(child: ChildProcess): AsyncIterator<string> {
       wake?.();
     }
   });
-  child.once('exit', () => wake?.());
+  child.once('close', () => {
+    closed = true;
+    wake?.();
+  });
   return {
     async next() {
       while (queue.length === 0) {
-        if (child.exitCode !== null) throw new Error(`hammer process exited with ${child.exitCode}`);
+        if (closed) throw new Error(`hammer process ended (code ${child.exitCode}, signal ${child.signalCode}) without a line`);
         await new Promise<void>((resolve) => (wake = resolve));
       }
       return { value: queue.shift()!, done: false };
@@ -47,6 +65,7 @@ describe(`${PROCESSES} processes x ${CALLS} concurrent calls on one key, limit $
     const children = Array.from({ length: PROCESSES }, () =>
       spawn(process.execPath, [HAMMER, redis.url, prefix, algorithm, String(CALLS), String(LIMIT), now], { stdio: ['pipe', 'pipe', 'inherit'] }),
     );
+    for (const child of children) running.add(child);
     // Each child closes its client and exits after its answer: the server must outlive them (afterAll stops it).
     const exits = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
     const outputs = children.map(lines);
