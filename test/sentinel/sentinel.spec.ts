@@ -100,7 +100,11 @@ describe('RateLimitModule on Redis Sentinel (store: { sentinels, name })', () =>
     expect(await onServer(setup.master.port, (c) => c.call('WAIT', 1, 2_000))).toBe(1);
 
     const killedAt = Date.now();
-    setup.master.process!.kill('SIGKILL');
+    const master = setup.master.process!;
+    const exited = new Promise((resolve) => master.once('exit', resolve));
+    master.kill('SIGKILL');
+    // kill() only sends the signal: a call made before the process is gone could still be decided by it.
+    await exited;
     const during: { status: number; degraded: boolean }[] = [];
     const promoted = await waitFor('the Sentinel to promote the replica', FAILOVER_DEADLINE_MS, async () => {
       during.push(await attempt(`carol-${during.length}`));
