@@ -7,6 +7,7 @@ import type { Decision, MultiDecision } from '../interfaces/decision.interface.j
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import { loadCombinedScript, loadScript } from './lua-script.loader.js';
+import { RedisClockOffset } from './redis-clock.offset.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
 import { checkReply, decodeDecisions, encodeCall, type ScriptCall } from './redis-call.codec.js';
 import { expandDecisions, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
@@ -56,8 +57,6 @@ export class RateLimitDeadlineError extends Error {
   }
 }
 
-// How often the estimate of Redis's clock against ours is refreshed.
-const CLOCK_SYNC_MS = 60_000;
 
 const COMBINED = 'rateLimitAll' as const;
 /**
@@ -86,12 +85,7 @@ export class RedisStore implements RateLimitStore {
   private readonly prefix: string;
   private readonly clock?: Clock;
   private readonly timeoutMs?: number;
-  /** Redis's clock minus ours, in µs, plus the measurement's uncertainty (half its round trip). */
-  private offsetUs?: number;
-  private syncedAt = -Infinity;
-  private syncing?: Promise<void>;
-  /** When (performance.now()) the measurement in `syncing` started. */
-  private syncStartedAt = -Infinity;
+  private readonly redisClock: RedisClockOffset;
   /** Script source by command name, for the EVAL that answers a NOSCRIPT ioredis's own resend could not avoid. */
   private readonly sources = new Map<string, string>();
   private readonly batcher?: RedisCallBatcher;
@@ -111,6 +105,7 @@ export class RedisStore implements RateLimitStore {
       throw new RangeError(`Invalid Redis store option "timeoutMs": ${String(options.timeoutMs)} (expected a positive number of ms)`);
     }
     this.timeoutMs = options.clock ? undefined : options.timeoutMs;
+    this.redisClock = new RedisClockOffset(client);
     const scripts = Object.values(ALGORITHM_DEFINITIONS).map((d) => d.script);
     // defineCommand only stores the source; a client shared by several stores gets the same definitions again.
     for (const script of scripts) this.sources.set(commandName(script), loadScript(script));
@@ -260,7 +255,7 @@ export class RedisStore implements RateLimitStore {
     let roundTripMs = performance.now() - sentAt;
     const timeoutMs = this.timeoutMs;
     if (timeoutMs !== undefined && roundTripMs < timeoutMs) {
-      await this.measureClockAfter(sentAt);
+      await this.redisClock.measureAfter(sentAt);
       const leftMs = timeoutMs - (performance.now() - sentAt);
       if (leftMs >= 1) {
         const resentAt = performance.now();
@@ -273,7 +268,7 @@ export class RedisStore implements RateLimitStore {
   }
 
   private call(calls: readonly ScriptCall[], waitMs: number | undefined, since: number, crossSlot: boolean): Promise<number[]> {
-    const head: (string | number)[] = [this.clock ? Math.floor(this.clock() * 1000) : '', this.deadline(waitMs, since)];
+    const head: (string | number)[] = [this.clock ? Math.floor(this.clock() * 1000) : '', this.redisClock.deadline(waitMs, since)];
     const keys: string[] = [];
     const argv: (string | number)[] = [];
     if (crossSlot) {
@@ -301,42 +296,6 @@ export class RedisStore implements RateLimitStore {
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
       return (await this.client.eval(this.sources.get(script)!, keys.length, ...keys, ...argv)) as number[];
-    }
-  }
-
-  /** The deadline ARGV: `since` + `waitMs` in Redis's clock, once that clock has been measured; '' otherwise. */
-  private deadline(waitMs: number | undefined, since: number): number | '' {
-    if (waitMs === undefined) return '';
-    const now = Date.now();
-    if (now - this.syncedAt > CLOCK_SYNC_MS && !this.syncing) void this.measureClock();
-    return this.offsetUs === undefined ? '' : Math.floor((since + waitMs) * 1000 + this.offsetUs);
-  }
-
-  private measureClock(): Promise<void> {
-    this.syncStartedAt = performance.now();
-    const syncing: Promise<void> = this.syncClock().finally(() => {
-      if (this.syncing === syncing) this.syncing = undefined;
-    });
-    this.syncing = syncing;
-    return syncing;
-  }
-
-  /** A measurement of the clocks started after `since` (performance.now()): the one in flight if it did, else a new one. */
-  private measureClockAfter(since: number): Promise<void> {
-    return this.syncing && this.syncStartedAt >= since ? this.syncing : this.measureClock();
-  }
-
-  private async syncClock(): Promise<void> {
-    try {
-      const before = Date.now();
-      const [seconds, micros] = await this.client.time();
-      const after = Date.now();
-      const redisUs = Number(seconds) * 1_000_000 + Number(micros);
-      // Erring late by the round trip's half only lets a command through that the caller may have just given up on.
-      this.offsetUs = redisUs - ((before + after) / 2) * 1000 + ((after - before) / 2) * 1000;
-      this.syncedAt = after;
-    } catch {
-      // Redis is unavailable: keep the previous estimate, try again on a later call.
     }
   }
 
