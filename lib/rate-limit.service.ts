@@ -123,10 +123,7 @@ export class RateLimitService {
     const started = this.observer.start();
     const result = await this.run(entries, defaultCost);
     this.observer.observe(entries, result, started, false, defaultCost);
-    if (!result.allowed) {
-      const message = typeof this.settings.errorMessage === 'string' ? this.settings.errorMessage : 'Too Many Requests';
-      throw new RateLimitExceededException(message, longestWaitMs(result.decisions), result.decisions, entries.map((e) => e.rule));
-    }
+    if (!result.allowed) throw new RateLimitExceededException(this.refusalMessage(), longestWaitMs(result.decisions), result.decisions, entries.map((e) => e.rule));
     return result;
   }
 
@@ -186,11 +183,15 @@ export class RateLimitService {
    * `finally`); `withLease` does that for you. A refusal is returned, not thrown.
    */
   async acquire(key: string, rule: RuleRef): Promise<LeaseResult> {
-    const resolved = this.rule(rule);
-    const decision = await this.leases.acquire(key, resolved);
-    const { allowed: acquired, limit, remaining, retryAfterMs, degraded } = leaseDecision(decision);
-    const lease = decision.lease ? holdLease(decision.lease, resolved.leaseMs!) : undefined;
+    const { decision, lease } = await this.takeLease(key, this.rule(rule));
+    const { allowed: acquired, limit, remaining, retryAfterMs, degraded } = decision;
     return { acquired, limit, remaining, retryAfterMs, ...(lease ? { lease } : {}), ...(degraded ? { degraded } : {}) };
+  }
+
+  /** A lease of a resolved concurrency rule, renewed while held, with its decision in the one `Decision` shape. */
+  private async takeLease(key: string, rule: RateLimitRule): Promise<{ decision: Decision; lease?: Lease }> {
+    const taken = await this.leases.acquire(key, rule);
+    return { decision: leaseDecision(taken), lease: taken.lease ? holdLease(taken.lease, rule.leaseMs!) : undefined };
   }
 
   /**
@@ -199,16 +200,12 @@ export class RateLimitService {
    */
   async withLease<T>(key: string, rule: RuleRef, fn: () => T | Promise<T>): Promise<T> {
     const resolved = this.rule(rule);
-    const result = await this.acquire(key, resolved);
-    if (!result.lease) {
-      const message = typeof this.settings.errorMessage === 'string' ? this.settings.errorMessage : 'Too Many Requests';
-      const decision = { allowed: false, limit: result.limit, remaining: result.remaining, resetAfterMs: result.retryAfterMs, retryAfterMs: result.retryAfterMs };
-      throw new RateLimitExceededException(message, result.retryAfterMs, [decision], [resolved]);
-    }
+    const { decision, lease } = await this.takeLease(key, resolved);
+    if (!lease) throw new RateLimitExceededException(this.refusalMessage(), decision.retryAfterMs, [decision], [resolved]);
     try {
       return await fn();
     } finally {
-      await result.lease.release();
+      await lease.release();
     }
   }
 
@@ -225,15 +222,19 @@ export class RateLimitService {
     const rates = rated.length > 0 ? await this.decide(rated, rulesVersion) : { allowed: true, decisions: [] };
     const decisions: Decision[] = [];
     let r = 0;
-    const asked = rates.allowed ? await Promise.all(leased.map((i) => this.acquire(entries[i].key, entries[i].rule))) : [];
+    const asked = rates.allowed ? await Promise.all(leased.map((i) => this.takeLease(entries[i].key, entries[i].rule))) : [];
     for (let i = 0, l = 0; i < entries.length; i++) {
-      if (entries[i].rule.algorithm !== 'concurrency') decisions.push(rates.decisions[r++]);
-      else if (!entries[i].shadow) decisions.push(rates.allowed ? leaseResultDecision(asked[l++]) : leaseNotAsked(entries[i].rule));
-      else decisions.push(asShadow(rates.allowed ? leaseResultDecision(asked[l++]) : leaseNotAsked(entries[i].rule)));
+      const entry = entries[i];
+      if (entry.rule.algorithm !== 'concurrency') {
+        decisions.push(rates.decisions[r++]);
+        continue;
+      }
+      const decision = rates.allowed ? asked[l++].decision : leaseNotAsked(entry.rule);
+      decisions.push(entry.shadow ? asShadow(decision) : decision);
     }
     const leases = asked.flatMap((a) => (a.lease ? [a.lease] : []));
     // A shadow concurrency rule holds its lease when it gets one, and refuses nothing when it does not.
-    const allowed = rates.allowed && asked.every((a, l) => a.acquired || entries[leased[l]].shadow === true);
+    const allowed = rates.allowed && asked.every((a, l) => a.decision.allowed || entries[leased[l]].shadow === true);
     if (rates.allowed && !allowed) {
       await Promise.all(leases.map((lease) => lease.release()));
       await Promise.all(
@@ -241,6 +242,11 @@ export class RateLimitService {
       );
     }
     return { allowed, decisions, leases: allowed ? leases : [] };
+  }
+
+  /** The 429's message where no request context is at hand: a function `errorMessage` needs one. */
+  private refusalMessage(): string {
+    return typeof this.settings.errorMessage === 'string' ? this.settings.errorMessage : 'Too Many Requests';
   }
 
   /** One rule alone (the store's single-rule path), several all-or-nothing. */
@@ -288,11 +294,6 @@ export class RateLimitService {
       defaultCost: typeof rulesOrCost === 'number' ? rulesOrCost : 1,
     };
   }
-}
-
-function leaseResultDecision(result: LeaseResult): Decision {
-  const { acquired: allowed, limit, remaining, retryAfterMs, degraded } = result;
-  return { allowed, limit, remaining, resetAfterMs: retryAfterMs, retryAfterMs, ...(degraded ? { degraded } : {}) };
 }
 
 /** A `defineRule` rule has no mode of its own: the module's applies. */

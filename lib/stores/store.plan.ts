@@ -43,6 +43,20 @@ export function planRules(prefix: string, entries: readonly RuleKey[], defaultCo
   return rules.length === 1 ? { rules } : mergeRepeats(entries, rules, op);
 }
 
+/**
+ * Throws what `planRules` would throw for this call, without building its keys: for a caller (ResilientStore)
+ * that must refuse a caller's mistake before the store and its breaker are involved, and leaves the plan itself
+ * to the store.
+ */
+export function checkCall(entries: readonly RuleKey[], defaultCost: number, op: StoreOp): void {
+  if (entries.length === 0) throw new RangeError('At least one { key, rule } is needed');
+  const items = entries.map(({ key, rule, cost = defaultCost }) => {
+    checkEntry(key, rule, cost, op);
+    return { rule, tracker: key, cost };
+  });
+  if (items.length > 1) mergeRepeats(entries, items, op);
+}
+
 function planEntry(prefix: string, { key, rule, cost: own }: RuleKey, defaultCost: number, op: StoreOp): PlannedRule {
   const cost = own ?? defaultCost;
   checkEntry(key, rule, cost, op);
@@ -64,16 +78,17 @@ function planEntry(prefix: string, { key, rule, cost: own }: RuleKey, defaultCos
  * the driver checked each repeat against the same unchanged state: 100 entries under a limit of 5 all passed the
  * check, and only the charges that still fitted were written.
  */
-function mergeRepeats(entries: readonly RuleKey[], planned: PlannedRule[], op: StoreOp): RulePlan {
+function mergeRepeats<P extends Pick<PlannedRule, 'rule' | 'tracker' | 'cost'>>(entries: readonly RuleKey[], planned: P[], op: StoreOp): { rules: P[]; entryRule?: number[] } {
   const indexOf = new Map<string, number>();
   const firstEntry: number[] = [];
-  const rules: PlannedRule[] = [];
+  const rules: P[] = [];
   const entryRule = planned.map((p, i) => {
     // Repeats are found by rule name and tracker (what the lockout key names), not by the state key, which may
     // also name the algorithm or its parameters: one name under two definitions for one tracker is refused.
-    const j = indexOf.get(p.keys.block);
+    const id = `${p.rule.name}\u0000${p.tracker}`;
+    const j = indexOf.get(id);
     if (j === undefined) {
-      indexOf.set(p.keys.block, rules.length);
+      indexOf.set(id, rules.length);
       firstEntry.push(i);
       return rules.push(p) - 1;
     }
