@@ -5,9 +5,9 @@ import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import { leaseKey } from '../keys/key.builder.js';
 import { checkLeaseCall, newLeaseId } from './lease.check.js';
 import { loadScript } from './lua-script.loader.js';
+import { callScript } from './redis-script.call.js';
 
 const COMMAND = 'rateLimitConcurrency';
-type LeaseCommand = Record<typeof COMMAND, (numberOfKeys: number, ...args: (string | number)[]) => Promise<number[]>>;
 
 export interface RedisLeaseStoreOptions {
   /** Prefix of every key: `<prefix>:<rule>:cc:{<tracker>}`. Must not contain `{` or `}`. @default 'rl' */
@@ -59,14 +59,7 @@ export class RedisLeaseStore implements LeaseStore {
     };
   }
 
-  private async send(setKey: string, op: string, id: string, limit: number, leaseMs: number): Promise<number[]> {
-    const argv = [this.clock ? Math.floor(this.clock() * 1000) : '', op, id, limit, leaseMs];
-    try {
-      return await (this.client as unknown as LeaseCommand)[COMMAND](1, setKey, ...argv);
-    } catch (error) {
-      // A NOSCRIPT means the script did not run (SCRIPT FLUSH by another client): sending its source cannot count twice.
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return (await this.client.eval(this.source, 1, setKey, ...argv)) as number[];
-    }
+  private send(setKey: string, op: string, id: string, limit: number, leaseMs: number): Promise<number[]> {
+    return callScript(this.client, COMMAND, this.source, [setKey], [this.clock ? Math.floor(this.clock() * 1000) : '', op, id, limit, leaseMs]);
   }
 }

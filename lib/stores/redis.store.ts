@@ -8,16 +8,11 @@ import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import { loadCombinedScript, loadScript } from './lua-script.loader.js';
 import { RedisClockOffset } from './redis-clock.offset.js';
+import { callScript } from './redis-script.call.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
 import { checkReply, decodeDecisions, encodeCall, type ScriptCall } from './redis-call.codec.js';
 import { expandDecisions, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
 
-/**
- * The rate-limit scripts (see lua/*.lua) as RedisStore registers them with defineCommand. A local view, not a
- * `declare module 'ioredis'` augmentation: that would ship in the declarations, where an app compiling both the
- * ES-module and the CommonJS declarations (a .mts and a .cts file) saw it twice (TS2374).
- */
-type ScriptCommands = Record<`rateLimit${string}`, (numberOfKeys: number, ...args: (string | number)[]) => Promise<number[]>>;
 
 export interface RedisStoreOptions {
   /** Prefix of every key: `<prefix>:<rule>:<tag>:{<tracker>}` (see keys/key.builder.ts). Must not contain `{` or `}`. @default 'rl' */
@@ -284,19 +279,9 @@ export class RedisStore implements RateLimitStore {
     return this.send(same ? commandName(first.script) : COMBINED, keys, [...head, 0, ...argv]);
   }
 
-  /**
-   * EVALSHA through ioredis (which sends the source once per connection and again after a NOSCRIPT). ioredis
-   * cannot see a SCRIPT FLUSH sent by another client: with calls in flight across two flushes, its resend can go
-   * as EVALSHA and meet NOSCRIPT again. A NOSCRIPT means the script did not run, so sending the source itself
-   * (EVAL, which cannot meet NOSCRIPT) cannot count anything twice; it carries the same deadline.
-   */
-  private async send(script: `rateLimit${string}`, keys: string[], argv: (string | number)[]): Promise<number[]> {
-    try {
-      return await (this.client as unknown as ScriptCommands)[script](keys.length, ...keys, ...argv);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return (await this.client.eval(this.sources.get(script)!, keys.length, ...keys, ...argv)) as number[];
-    }
+  /** The script call, resent as EVAL after a NOSCRIPT (redis-script.call.ts); it carries the same deadline. */
+  private send(script: `rateLimit${string}`, keys: string[], argv: (string | number)[]): Promise<number[]> {
+    return callScript(this.client, script, this.sources.get(script)!, keys, argv);
   }
 
   /** On a Cluster, rules of different trackers can live on different nodes, where no script can reach both. */
