@@ -4,7 +4,7 @@ import type { FailurePolicy, RateLimitRule } from '../interfaces/rule.interface.
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import { checkEntry } from '../stores/call.validator.js';
 import type { MemoryStore } from '../stores/memory.store.js';
-import { checkCall } from '../stores/store.plan.js';
+import { mergeCall } from '../stores/store.plan.js';
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitState } from './circuit-breaker.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -58,7 +58,7 @@ export class ResilientStore implements RateLimitStore {
 
   async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
     // Every entry, and what only a whole call shows (repeats adding up past a limit, one name with two definitions).
-    checkCall(entries, cost, 'consume');
+    mergeCall(entries, cost, 'consume');
     return this.guarded(
       'consumeAll',
       () => this.primary.consumeAll(entries, cost),
@@ -99,7 +99,7 @@ export class ResilientStore implements RateLimitStore {
   }
 
   /**
-   * Calls are checked before they get here (`checkEntry`, `checkCall`), so what the primary throws is its failure, decided
+   * Calls are checked before they get here (`checkEntry`, `mergeCall`), so what the primary throws is its failure, decided
    * by the failure policy; every call let through ends in the breaker's success, failure or release.
    */
   private async guarded<T>(op: string, call: () => Promise<T>, degrade: (policy: FailurePolicy) => T | Promise<T>, rules: readonly RateLimitRule[]): Promise<T> {

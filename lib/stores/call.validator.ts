@@ -9,7 +9,7 @@ export type CallOp = 'consume' | 'peek' | 'refund';
 /**
  * Throws the caller's error for one `{ key, rule, cost }` no store could decide: a cost that is not an integer of
  * 1 or more (0 or more for `peek`), a tracker that is not a string, a rule that is not one, or a cost the rule can
- * never admit. `planRules` runs it for every entry; `ResilientStore` runs it before the store and its circuit
+ * never admit. `planRules` and `mergeCall` run it for every entry; `ResilientStore` runs it before the store and its circuit
  * breaker are involved, so that a caller's mistake is never taken for a store failure, nor left hanging a probe.
  */
 export function checkEntry(key: unknown, rule: RateLimitRule, cost: number, op: CallOp): void {

@@ -10,7 +10,7 @@ import { memoryTrackerKey } from '../keys/key.builder.js';
 import { checkEntry } from './call.validator.js';
 import { MemoryKeyTable } from './memory-key.table.js';
 import { MemoryRulePlans, type MemoryRulePlan } from './memory-rule.plan.js';
-import { ceilMs, expandDecisions, planRules, type StoreOp } from './store.plan.js';
+import { ceilMs, expandDecisions, mergeCall, type StoreOp } from './store.plan.js';
 
 export interface MemoryStoreOptions {
   /** Prefix of every key, as in Redis. @default 'rl' */
@@ -138,7 +138,7 @@ export class MemoryStore implements RateLimitStore {
 
   /** Mirrors lua/includes/driver.lua step by step, for calls of several entries. */
   private run(op: StoreOp, entries: readonly RuleKey[], cost: number): MultiDecision {
-    const plan = planRules(this.prefix, entries, cost, op);
+    const plan = mergeCall(entries, cost, op);
     const rules = plan.rules.map((r) => ({ plan: this.plans.get(r.rule) ?? this.plans.build(r.rule, r.tracker, 0, 'peek'), id: memoryTrackerKey(r.tracker), cost: r.cost }));
     const now = this.now();
     if (op === 'refund') {

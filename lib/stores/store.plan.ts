@@ -43,18 +43,21 @@ export function planRules(prefix: string, entries: readonly RuleKey[], defaultCo
   return rules.length === 1 ? { rules } : mergeRepeats(entries, rules, op);
 }
 
+/** One rule of a call with its tracker and what it charges, repeats merged: what a store needs besides its keys. */
+export type CallRule = Pick<PlannedRule, 'rule' | 'tracker' | 'cost'>;
+
 /**
- * Throws what `planRules` would throw for this call, without building its keys: for a caller (ResilientStore)
- * that must refuse a caller's mistake before the store and its breaker are involved, and leaves the plan itself
- * to the store.
+ * The call checked and its repeats merged, as `planRules` does, without building keys: for the memory store, whose
+ * keys are its own, and for ResilientStore, which must refuse a caller's mistake before the store and its breaker
+ * are involved.
  */
-export function checkCall(entries: readonly RuleKey[], defaultCost: number, op: StoreOp): void {
+export function mergeCall(entries: readonly RuleKey[], defaultCost: number, op: StoreOp): { rules: CallRule[]; entryRule?: number[] } {
   if (entries.length === 0) throw new RangeError('At least one { key, rule } is needed');
-  const items = entries.map(({ key, rule, cost = defaultCost }) => {
+  const rules = entries.map(({ key, rule, cost = defaultCost }): CallRule => {
     checkEntry(key, rule, cost, op);
     return { rule, tracker: key, cost };
   });
-  if (items.length > 1) mergeRepeats(entries, items, op);
+  return rules.length === 1 ? { rules } : mergeRepeats(entries, rules, op);
 }
 
 function planEntry(prefix: string, { key, rule, cost: own }: RuleKey, defaultCost: number, op: StoreOp): PlannedRule {
@@ -78,7 +81,7 @@ function planEntry(prefix: string, { key, rule, cost: own }: RuleKey, defaultCos
  * the driver checked each repeat against the same unchanged state: 100 entries under a limit of 5 all passed the
  * check, and only the charges that still fitted were written.
  */
-function mergeRepeats<P extends Pick<PlannedRule, 'rule' | 'tracker' | 'cost'>>(entries: readonly RuleKey[], planned: P[], op: StoreOp): { rules: P[]; entryRule?: number[] } {
+function mergeRepeats<P extends CallRule>(entries: readonly RuleKey[], planned: P[], op: StoreOp): { rules: P[]; entryRule?: number[] } {
   const indexOf = new Map<string, number>();
   const firstEntry: number[] = [];
   const rules: P[] = [];
@@ -126,7 +129,7 @@ function describeRule({ algorithm, limit, windowMs, segments, blockMs, refill, b
 }
 
 /** One decision per entry of the call: each repeat gets its own copy of its merged rule's decision. */
-export function expandDecisions(plan: RulePlan, result: MultiDecision): MultiDecision {
+export function expandDecisions(plan: { entryRule?: number[] }, result: MultiDecision): MultiDecision {
   const { entryRule } = plan;
   if (!entryRule) return result;
   return { allowed: result.allowed, decisions: entryRule.map((j) => ({ ...result.decisions[j] })) };
