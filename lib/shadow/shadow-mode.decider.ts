@@ -30,7 +30,7 @@ export async function decideWithShadowRules(
   const shadows = enforced.allowed ? await Promise.all(entries.filter((e) => e.shadow).map((e) => store.consume(e.key, e.rule, e.cost ?? defaultCost))) : undefined;
   const decisions = new Array<Decision>(entries.length);
   for (let i = 0, f = 0, s = 0; i < entries.length; i++) {
-    decisions[i] = entries[i].shadow ? asShadow(shadows ? shadows[s++] : shadowNotAsked(entries[i].rule)) : enforced.decisions[f++];
+    decisions[i] = !entries[i].shadow ? enforced.decisions[f++] : shadows ? asShadow(shadows[s++]) : shadowNotAsked(entries[i].rule);
   }
   return { allowed: enforced.allowed, decisions };
 }
