@@ -3,7 +3,7 @@ import type { FailurePolicy, RateLimitRule } from '../interfaces/rule.interface.
 import { checkLeaseCall } from '../stores/lease.check.js';
 import type { MemoryLeaseStore } from '../stores/memory-lease.store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
-import { withTimeout } from './with-timeout.js';
+import { DeadlineQueue } from './deadline.queue.js';
 
 export interface ResilientLeaseStoreOptions {
   /** Longest wait for the primary store, in ms, for each acquire, renew and release. @default 50 */
@@ -27,7 +27,7 @@ const NOTHING_HELD: Omit<LeaseHandle, 'id'> = { renew: async () => true, release
  * does, so a slot is never held for a request that was not told it had it.
  */
 export class ResilientLeaseStore implements LeaseStore {
-  private readonly timeoutMs: number;
+  private readonly deadlines: DeadlineQueue;
   private readonly policy: FailurePolicy;
 
   constructor(
@@ -35,7 +35,7 @@ export class ResilientLeaseStore implements LeaseStore {
     readonly fallback: MemoryLeaseStore,
     private readonly options: ResilientLeaseStoreOptions = {},
   ) {
-    this.timeoutMs = options.timeoutMs ?? 50;
+    this.deadlines = new DeadlineQueue(options.timeoutMs ?? 50);
     this.policy = options.failurePolicy ?? 'memory';
   }
 
@@ -78,6 +78,6 @@ export class ResilientLeaseStore implements LeaseStore {
   }
 
   private bounded<T>(call: Promise<T>): Promise<T> {
-    return withTimeout(call, this.timeoutMs);
+    return this.deadlines.race(call);
   }
 }

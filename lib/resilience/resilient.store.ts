@@ -6,7 +6,7 @@ import { checkEntry } from '../stores/call.validator.js';
 import type { MemoryStore } from '../stores/memory.store.js';
 import { mergeCall } from '../stores/store.plan.js';
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitState } from './circuit-breaker.js';
-import { withTimeout } from './with-timeout.js';
+import { DeadlineQueue } from './deadline.queue.js';
 
 export interface ResilientStoreOptions {
   /** Longest wait for the primary store, in ms. @default 50 */
@@ -33,7 +33,7 @@ const STRICTNESS: Record<FailurePolicy, number> = { open: 0, memory: 1, closed: 
  */
 export class ResilientStore implements RateLimitStore {
   readonly breaker: CircuitBreaker;
-  private readonly timeoutMs: number;
+  private readonly deadlines: DeadlineQueue;
   private readonly policy: FailurePolicy;
 
   constructor(
@@ -41,7 +41,7 @@ export class ResilientStore implements RateLimitStore {
     readonly fallback: MemoryStore,
     private readonly options: ResilientStoreOptions = {},
   ) {
-    this.timeoutMs = options.timeoutMs ?? 50;
+    this.deadlines = new DeadlineQueue(options.timeoutMs ?? 50);
     this.policy = options.failurePolicy ?? 'memory';
     this.breaker = new CircuitBreaker(options.circuitBreaker, undefined, options.onCircuitChange);
   }
@@ -101,24 +101,44 @@ export class ResilientStore implements RateLimitStore {
   /**
    * Calls are checked before they get here (`checkEntry`, `mergeCall`), so what the primary throws is its failure, decided
    * by the failure policy; every call let through ends in the breaker's success, failure or release.
+   *
+   * Not async, as this runs for every decision: a promise chain costs less than an async function. So it may throw
+   * where an async function would have rejected (a caller's error thrown at once by a custom store, a throwing
+   * `onCircuitChange` or `onError`); its callers are async, which turns that into their rejection just the same.
    */
-  private async guarded<T>(op: string, call: () => Promise<T>, degrade: (policy: FailurePolicy) => T | Promise<T>, rules: readonly RateLimitRule[]): Promise<T> {
+  private guarded<T>(op: string, call: () => Promise<T>, degrade: (policy: FailurePolicy) => T | Promise<T>, rules: readonly RateLimitRule[]): Promise<T> {
     if (!this.breaker.tryAcquire()) return this.degraded(rules, degrade);
+    let answer: Promise<T>;
     try {
-      const result = await withTimeout(call(), this.timeoutMs);
-      this.breaker.success();
-      return result;
+      answer = this.deadlines.race(call());
     } catch (error) {
-      if (isCallerError(error)) {
-        this.breaker.release();
-        throw error;
-      }
-      // Redis answered in time but its clock had stepped past our estimate: it is up, so this opens nothing.
-      if (isPromptDeadlineRefusal(error)) this.breaker.success();
-      else this.breaker.failure();
-      this.options.onError?.(error instanceof Error ? error : new Error(String(error)), op);
-      return this.degraded(rules, degrade);
+      return this.failed(error, op, rules, degrade);
     }
+    return answer.then(
+      (result) => {
+        try {
+          this.breaker.success();
+        } catch (error) {
+          // As when this was one try block around the call and the breaker: what onCircuitChange throws is a failure.
+          return this.failed(error, op, rules, degrade);
+        }
+        return result;
+      },
+      (error: unknown) => this.failed(error, op, rules, degrade),
+    );
+  }
+
+  /** The primary failed or was late: the failure policy decides, unless the error is the caller's. */
+  private failed<T>(error: unknown, op: string, rules: readonly RateLimitRule[], degrade: (policy: FailurePolicy) => T | Promise<T>): Promise<T> {
+    if (isCallerError(error)) {
+      this.breaker.release();
+      throw error;
+    }
+    // Redis answered in time but its clock had stepped past our estimate: it is up, so this opens nothing.
+    if (isPromptDeadlineRefusal(error)) this.breaker.success();
+    else this.breaker.failure();
+    this.options.onError?.(error instanceof Error ? error : new Error(String(error)), op);
+    return this.degraded(rules, degrade);
   }
 
   /** Decides by the strictest failure policy among the request's rules (worked out only when it is needed). */
