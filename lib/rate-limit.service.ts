@@ -250,12 +250,16 @@ export class RateLimitService {
   }
 
   /** One rule alone (the store's single-rule path), several all-or-nothing. */
-  private async run(entries: readonly RuleKey[], defaultCost: number): Promise<MultiDecision> {
-    // Shadow rules decide after the rules in force, each on its own (shadow/shadow-mode.decider.ts).
-    if (hasShadowRules(entries)) return decideWithShadowRules(entries, defaultCost, (inForce) => this.run(inForce, defaultCost), this.store);
-    if (entries.length > 1) return this.store.consumeAll(entries, defaultCost);
-    const decision = await this.store.consume(entries[0].key, entries[0].rule, entries[0].cost ?? defaultCost);
-    return { allowed: decision.allowed, decisions: [decision] };
+  private run(entries: readonly RuleKey[], defaultCost: number): Promise<MultiDecision> {
+    try {
+      // Shadow rules decide after the rules in force, each on its own (shadow/shadow-mode.decider.ts).
+      if (hasShadowRules(entries)) return decideWithShadowRules(entries, defaultCost, (inForce) => this.run(inForce, defaultCost), this.store);
+      if (entries.length > 1) return this.store.consumeAll(entries, defaultCost);
+      // Not an async function: this is every request's path, and an async frame is one more promise and turn.
+      return this.store.consume(entries[0].key, entries[0].rule, entries[0].cost ?? defaultCost).then(alone);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Resolves a rule reference; unknown names throw a `RateLimitConfigError` listing the configured ones. */
@@ -294,6 +298,11 @@ export class RateLimitService {
       defaultCost: typeof rulesOrCost === 'number' ? rulesOrCost : 1,
     };
   }
+}
+
+/** A one-rule request's decision as a request's. */
+function alone(decision: Decision): MultiDecision {
+  return { allowed: decision.allowed, decisions: [decision] };
 }
 
 /** A `defineRule` rule has no mode of its own: the module's applies. */

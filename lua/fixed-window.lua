@@ -12,8 +12,8 @@
   contract; what this algorithm's rules carry there:
   state key   counter: window end (µs since the epoch) + units admitted in the window
   lockout key (only for a rule with a lockout) a string holding the instant (µs) the lockout started
-  rule ARGV   'fw', limit, window (ms), lockout (ms, 0 = none),
-              cost: units the request takes (integer, 1..limit; 0 for a peek)
+  definition  'fw', limit, window (ms), lockout (ms, 0 = none)
+  call cost   units the request takes (integer, 1..limit; 0 for a peek)
 
   Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms)
 ]]
@@ -37,6 +37,9 @@ ALGORITHMS['fw'] = {
       if apply then
         if fresh then
           rcall('SET', r.key, int(window_end + cost), 'PX', ceil_ms(window_end - now))
+        elseif cost == 1 then
+          -- INCR parses one argument fewer than INCRBY: measurably cheaper in a batch of 1-unit requests.
+          rcall('INCR', r.key)
         else
           rcall('INCRBY', r.key, cost)
         end

@@ -11,8 +11,8 @@
   contract; what this algorithm's rules carry there:
   state key   TAT (µs since the epoch), "F" or "F:r" = F + r/d µs
   lockout key (only for a rule with a lockout) a string holding the instant (µs) the lockout started
-  rule ARGV   'gcra', count (per period), period (ms), lockout (ms, 0 = none),
-              max_burst + 1, quantity (integer, 0..max_burst + 1)
+  definition  'gcra', count (per period), period (ms), lockout (ms, 0 = none), max_burst + 1
+  call cost   quantity (integer, 0..max_burst + 1)
 
   Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms); retry after is -1 when the quantity can never pass, as redis-cell
 ]]

@@ -8,13 +8,12 @@
   Timestamps read correctly under any live change of window or limit (a longer window sees only the entries the
   old one still held).
 
-  The layout of KEYS and ARGV is the driver's (includes/driver.lua), shared by every algorithm:
   Called through the driver (lua/includes/driver.lua), which decides a batch of calls and holds the full KEYS/ARGV
   contract; what this algorithm's rules carry there:
   state key   sorted set: score = time of a unit (µs since the epoch), member = sequence number
   lockout key (only for a rule with a lockout) a string holding the instant (µs) the lockout started
-  rule ARGV   'sl', limit (integer), window (ms), lockout (ms, 0 = none),
-              cost: units the request takes (integer, 1..limit; 0 for a peek)
+  definition  'sl', limit (integer), window (ms), lockout (ms, 0 = none)
+  call cost   units the request takes (integer, 1..limit; 0 for a peek)
 
   Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms)
 ]]

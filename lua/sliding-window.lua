@@ -19,8 +19,8 @@
   contract; what this algorithm's rules carry there:
   state key   hash: field 'b' = base cell number; field <offset> = count of cell (base + offset)
   lockout key (only for a rule with a lockout) a string holding the instant (µs) the lockout started
-  rule ARGV   'sw', limit, window (ms), lockout (ms, 0 = none), segments,
-              cost: units the request takes (integer, 1..limit; 0 for a peek)
+  definition  'sw', limit, window (ms), lockout (ms, 0 = none), segments
+  call cost   units the request takes (integer, 1..limit; 0 for a peek)
 
   Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms)
 ]]

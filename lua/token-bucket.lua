@@ -13,8 +13,8 @@
   contract; what this algorithm's rules carry there:
   state key   bucket: the instant (µs since the epoch) it is full again, "F" or "F:r" = F + r/d µs
   lockout key (only for a rule with a lockout) a string holding the instant (µs) the lockout started
-  rule ARGV   'tb', capacity (tokens), window (ms), lockout (ms, 0 = none), refill (tokens per window),
-              cost: tokens the request takes (integer, 1..capacity; 0 for a peek)
+  definition  'tb', capacity (tokens), window (ms), lockout (ms, 0 = none), refill (tokens per window)
+  call cost   tokens the request takes (integer, 1..capacity; 0 for a peek)
 
   Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms)
 ]]

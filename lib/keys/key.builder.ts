@@ -29,9 +29,27 @@ export interface RuleKeys {
  * the same whatever the algorithm or its shape, so that changing them does not end a lockout.
  */
 export function ruleKeys(prefix: string, rule: RateLimitRule, tracker: string): RuleKeys {
-  const head = `${prefix}:${rule.name}:`;
+  const heads = keyHeads(prefix, rule);
   const tail = `{${trackerSegment(tracker)}}`;
-  return { state: `${head}${ALGORITHM_DEFINITIONS[rule.algorithm as WindowAlgorithm].stateTag(rule)}:${tail}`, block: `${head}${tail}:block` };
+  return { state: heads.state + tail, block: `${heads.block}${tail}:block` };
+}
+
+/** What a rule's keys start with, before the tracker: built once per rule (and prefix), not per decision. */
+interface KeyHeads {
+  prefix: string;
+  state: string;
+  block: string;
+}
+const HEADS = new WeakMap<RateLimitRule, KeyHeads>();
+
+function keyHeads(prefix: string, rule: RateLimitRule): KeyHeads {
+  let heads = HEADS.get(rule);
+  if (heads?.prefix !== prefix) {
+    const block = `${prefix}:${rule.name}:`;
+    heads = { prefix, block, state: `${block}${ALGORITHM_DEFINITIONS[rule.algorithm as WindowAlgorithm].stateTag(rule)}:` };
+    HEADS.set(rule, heads);
+  }
+  return heads;
 }
 
 /** Trackers up to this many UTF-16 code units are the memory store's keys as they are; longer ones, their digest. */

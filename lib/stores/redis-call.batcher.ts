@@ -1,10 +1,12 @@
-import type { MultiDecision } from '../interfaces/decision.interface.js';
+import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { ScriptCall } from './redis-call.codec.js';
 
 /** A call waiting in a batch, and how to hand it its part of the batch's reply. */
 export interface PendingCall extends ScriptCall {
-  /** Its decisions (undefined for a refund). */
-  resolve(result: MultiDecision | undefined): void;
+  /** Its decisions (undefined for a refund); a call marked `single` gets its one Decision instead of a MultiDecision. */
+  resolve(result: MultiDecision | Decision | undefined): void;
+  /** A one-rule consume or peek whose caller wants the Decision alone: no MultiDecision is built for it. */
+  single: boolean;
   reject(error: unknown): void;
   /** Date.now() when the call was made: the batch's deadline counts from its first call. */
   madeAt: number;
@@ -12,9 +14,10 @@ export interface PendingCall extends ScriptCall {
 
 /**
  * Sends a batch and settles every call of it: each with its part of the reply, or all with the batch's error.
- * Resolves once every call of the batch is settled.
+ * It calls `landed` once, when the batch's reply (or failure) is in and before it settles any call, so that a
+ * caller that awaited its decision and calls again finds no batch in flight, and its call goes out at once.
  */
-export type BatchSender = (calls: PendingCall[]) => Promise<void>;
+export type BatchSender = (calls: PendingCall[], landed: () => void) => void;
 
 /** How calls are coalesced; `false` sends each call as a script call of its own. */
 export interface CoalesceOptions {
@@ -50,10 +53,15 @@ export class RedisCallBatcher {
     private readonly maxBatch: number,
   ) {}
 
-  /** The call's decisions (undefined for a refund), from the script call that decides its batch. */
-  submit(op: ScriptCall['op'], rules: ScriptCall['rules']): Promise<MultiDecision | undefined> {
-    return new Promise<MultiDecision | undefined>((resolve, reject) => {
-      const queued = this.pending.push({ op, rules, resolve, reject, madeAt: Date.now() });
+  /**
+   * The call's decisions, from the script call that decides its batch: its one Decision when `single`, else a
+   * MultiDecision (undefined for a refund).
+   */
+  submit(op: ScriptCall['op'], rules: ScriptCall['rules'], single: true): Promise<Decision>;
+  submit(op: ScriptCall['op'], rules: ScriptCall['rules'], single: false): Promise<MultiDecision | undefined>;
+  submit(op: ScriptCall['op'], rules: ScriptCall['rules'], single: boolean): Promise<MultiDecision | Decision | undefined> {
+    return new Promise<MultiDecision | Decision | undefined>((resolve, reject) => {
+      const queued = this.pending.push({ op, rules, single, resolve, reject, madeAt: Date.now() });
       if (queued === 1 && this.inFlight === 0) this.send();
       else if (queued === 1) process.nextTick(this.flush);
       else if (queued >= this.maxBatch) this.send();
@@ -65,6 +73,6 @@ export class RedisCallBatcher {
     if (calls.length === 0) return;
     this.pending = [];
     this.inFlight++;
-    void this.sender(calls).finally(this.landed);
+    this.sender(calls, this.landed);
   }
 }

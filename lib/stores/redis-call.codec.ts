@@ -1,4 +1,4 @@
-import type { MultiDecision } from '../interfaces/decision.interface.js';
+import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import { toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
 
@@ -11,22 +11,55 @@ export interface ScriptCall {
 // The algorithms whose rules carry a parameter in ARGV: those the Lua registers with `param = true`.
 const TAKES_PARAM: ReadonlySet<string> = new Set(['sw', 'tb', 'gcra']);
 const HEAD: Readonly<Record<StoreOp, string>> = { consume: 'c', peek: 'p', refund: 'r' };
+/** `c1`, `c2`, ...: the argument of a 1-unit consume of one rule, the call a batch is mostly made of, built once. */
+const CONSUME_ONE: string[] = [];
 
 /**
- * Appends a call's keys and ARGV in the driver's layout: only what it reads (a lockout key only for a rule with a
- * lockout, a parameter only for an algorithm that has one), so that the common call is 2 + 5 arguments.
+ * Builds one script call's KEYS and ARGV in the driver's layout (lua/includes/driver.lua): each rule's definition
+ * once per batch, each call one short argument naming its definitions and costs, a lockout key only for a rule with
+ * a lockout, a parameter only for an algorithm that has one.
  */
-export function encodeCall(call: ScriptCall, keys: string[], argv: (string | number)[]): void {
-  const { rules } = call;
-  argv.push(rules.length === 1 ? HEAD[call.op] : `${HEAD[call.op]}${rules.length}`);
-  for (const r of rules) {
-    keys.push(r.keys.state);
-    if (r.rule.blockMs > 0) keys.push(r.keys.block);
-    const { tag } = r.definition;
-    argv.push(tag, r.rule.limit, r.rule.windowMs, lockoutArg(r.rule));
-    if (TAKES_PARAM.has(tag)) argv.push(r.params.param);
-    argv.push(r.cost);
+export function encodeBatch(calls: readonly ScriptCall[], head: readonly [now: string | number, deadline: string | number], crossSlot: boolean): { keys: string[]; argv: (string | number)[] } {
+  const keys: string[] = [];
+  // A Cluster batch: KEYS holds the first call's keys (one slot: they route the batch), the others go last in ARGV.
+  const others: string[] = crossSlot ? [] : keys;
+  const argv: (string | number)[] = [head[0], head[1], calls.length, 0, 0];
+  const refs = new Map<RateLimitRule, number>();
+  const definitions: (string | number)[] = [];
+  for (let c = 0; c < calls.length; c++) {
+    const { op, rules } = calls[c];
+    const target = c === 0 ? keys : others;
+    let spec = HEAD[op];
+    for (let i = 0; i < rules.length; i++) {
+      const r = rules[i];
+      let ref = refs.get(r.rule);
+      if (ref === undefined) {
+        refs.set(r.rule, (ref = refs.size + 1));
+        pushDefinition(r, definitions);
+      }
+      target.push(r.keys.state);
+      if (r.rule.blockMs > 0) target.push(r.keys.block);
+      if (rules.length === 1 && op === 'consume' && r.cost === 1) {
+        spec = CONSUME_ONE[ref] ??= `c${ref}`;
+      } else {
+        spec += `${i === 0 ? '' : ','}${ref}${r.cost === 1 ? '' : `*${r.cost}`}`;
+      }
+    }
+    argv.push(spec);
   }
+  argv[3] = refs.size;
+  for (let i = 0; i < definitions.length; i++) argv.push(definitions[i]);
+  if (crossSlot) {
+    argv[4] = others.length;
+    for (let i = 0; i < others.length; i++) argv.push(others[i]);
+  }
+  return { keys, argv };
+}
+
+function pushDefinition(r: PlannedRule, out: (string | number)[]): void {
+  const { tag } = r.definition;
+  out.push(tag, r.rule.limit, r.rule.windowMs, lockoutArg(r.rule));
+  if (TAKES_PARAM.has(tag)) out.push(r.definition.param(r.rule));
 }
 
 /** A rule's lockout as the driver reads it: ms, or 'base:factor:max:forgetAfter' for one that escalates (the factor as JS prints it, which Lua reads back to the same double). */
@@ -46,6 +79,11 @@ export function checkReply(reply: unknown, calls: readonly ScriptCall[]): assert
   if (!Array.isArray(reply) || reply.length !== width || !reply.every(Number.isInteger)) {
     throw new Error(`Unexpected reply from the rate-limit script: ${JSON.stringify(reply)} (expected ${width} integers for ${calls.length} call(s))`);
   }
+}
+
+/** The Decision of a one-rule consume or peek call, from its 4 integers starting at `at` in the batch's reply. */
+export function decodeDecision(rule: PlannedRule, reply: readonly number[], at: number): Decision {
+  return toDecision(rule, reply[at] === 1, reply[at + 1], reply[at + 2], reply[at + 3]);
 }
 
 /** The decisions of a consume or peek call, from its 4 integers per rule starting at `at` in the batch's reply. */

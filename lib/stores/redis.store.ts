@@ -10,7 +10,7 @@ import { loadCombinedScript, loadScript } from './lua-script.loader.js';
 import { RedisClockOffset } from './redis-clock.offset.js';
 import { callScript } from './redis-script.call.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
-import { checkReply, decodeDecisions, encodeCall, type ScriptCall } from './redis-call.codec.js';
+import { checkReply, decodeDecision, decodeDecisions, encodeBatch, type ScriptCall } from './redis-call.codec.js';
 import { expandDecisions, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
 
 
@@ -114,12 +114,12 @@ export class RedisStore implements RateLimitStore {
       if (!Number.isSafeInteger(maxBatch) || maxBatch < 1 || maxBatch > 10_000) {
         throw new RangeError(`Invalid Redis store option "coalesce.maxBatch": ${String(maxBatch)} (expected an integer from 1 to 10000)`);
       }
-      this.batcher = new RedisCallBatcher((calls) => this.dispatch(calls), maxBatch);
+      this.batcher = new RedisCallBatcher((calls, landed) => this.dispatch(calls, landed), maxBatch);
     }
   }
 
-  async consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    return (await this.decide('consume', planRules(this.prefix, [{ key, rule }], cost, 'consume').rules)).decisions[0];
+  consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+    return this.decideOne('consume', key, rule, cost);
   }
 
   async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
@@ -129,8 +129,8 @@ export class RedisStore implements RateLimitStore {
     return expandDecisions(plan, result);
   }
 
-  async peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    return (await this.decide('peek', planRules(this.prefix, [{ key, rule }], cost, 'peek').rules)).decisions[0];
+  peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+    return this.decideOne('peek', key, rule, cost);
   }
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
@@ -151,9 +151,24 @@ export class RedisStore implements RateLimitStore {
     return (await this.run(op, rules))!;
   }
 
+  /**
+   * One rule's Decision, on the path most calls take: no async frame and no MultiDecision around it. A call the
+   * checks refuse is a rejected promise, as from an async method.
+   */
+  private decideOne(op: 'consume' | 'peek', key: string, rule: RateLimitRule, cost: number): Promise<Decision> {
+    let rules: PlannedRule[];
+    try {
+      rules = planRules(this.prefix, [{ key, rule }], cost, op).rules;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.batcher) return this.batcher.submit(op, rules, true);
+    return this.run(op, rules).then((result) => result!.decisions[0]);
+  }
+
   /** A call's decisions (undefined for a refund): through the batcher, or as a script call of its own. */
   private async run(op: StoreOp, rules: PlannedRule[]): Promise<MultiDecision | undefined> {
-    if (this.batcher) return this.batcher.submit(op, rules);
+    if (this.batcher) return this.batcher.submit(op, rules, false);
     const calls: ScriptCall[] = [{ op, rules }];
     const reply = await this.callInTime(calls, Date.now());
     checkReply(reply, calls);
@@ -161,16 +176,26 @@ export class RedisStore implements RateLimitStore {
   }
 
   /** Sends a batch the batcher closed: as one script call, or on a Cluster one per node. */
-  private dispatch(calls: PendingCall[]): Promise<void> {
-    if (this.client.isCluster && calls.length > 1) return this.dispatchByNode(calls);
-    return this.settle(calls, () => this.callInTime(calls, calls[0].madeAt));
+  private dispatch(calls: PendingCall[], landed: () => void): void {
+    if (this.client.isCluster && calls.length > 1) void this.dispatchByNode(calls).finally(landed);
+    else void this.settle(calls, () => this.callInTime(calls, calls[0].madeAt), landed);
   }
 
-  /** Runs a batch and hands each call its part of the reply; a batch that fails fails each of its calls. */
-  private async settle(calls: PendingCall[], send: () => Promise<number[]>): Promise<void> {
+  /**
+   * Runs a batch and hands each call its part of the reply; a batch that fails fails each of its calls. `landed`
+   * (the batcher's) is told first.
+   */
+  private async settle(calls: PendingCall[], send: () => Promise<number[]>, landed?: () => void): Promise<void> {
     let reply: number[];
     try {
       reply = await send();
+    } catch (error) {
+      landed?.();
+      for (const call of calls) call.reject(error);
+      return;
+    }
+    landed?.();
+    try {
       checkReply(reply, calls);
     } catch (error) {
       for (const call of calls) call.reject(error);
@@ -181,7 +206,7 @@ export class RedisStore implements RateLimitStore {
       if (call.op === 'refund') {
         call.resolve(undefined);
       } else {
-        call.resolve(decodeDecisions(call.rules, reply, at));
+        call.resolve(call.single ? decodeDecision(call.rules[0], reply, at) : decodeDecisions(call.rules, reply, at));
         at += 4 * call.rules.length;
       }
     }
@@ -263,20 +288,11 @@ export class RedisStore implements RateLimitStore {
   }
 
   private call(calls: readonly ScriptCall[], waitMs: number | undefined, since: number, crossSlot: boolean): Promise<number[]> {
-    const head: (string | number)[] = [this.clock ? Math.floor(this.clock() * 1000) : '', this.redisClock.deadline(waitMs, since)];
-    const keys: string[] = [];
-    const argv: (string | number)[] = [];
-    if (crossSlot) {
-      // KEYS: the first call's keys (one slot: they route the batch); the others' keys follow in ARGV.
-      encodeCall(calls[0], keys, argv);
-      const others: string[] = [];
-      for (let i = 1; i < calls.length; i++) encodeCall(calls[i], others, argv);
-      return this.send(CROSS_SLOT, keys, [...head, others.length, ...others, ...argv]);
-    }
-    for (const call of calls) encodeCall(call, keys, argv);
+    const { keys, argv } = encodeBatch(calls, [this.clock ? Math.floor(this.clock() * 1000) : '', this.redisClock.deadline(waitMs, since)], crossSlot);
+    if (crossSlot) return this.send(CROSS_SLOT, keys, argv);
     const first = calls[0].rules[0].definition;
     const same = calls.every((c) => c.rules.every((r) => r.definition === first));
-    return this.send(same ? commandName(first.script) : COMBINED, keys, [...head, 0, ...argv]);
+    return this.send(same ? commandName(first.script) : COMBINED, keys, argv);
   }
 
   /** The script call, resent as EVAL after a NOSCRIPT (redis-script.call.ts); it carries the same deadline. */

@@ -1,5 +1,5 @@
 import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
-import type { AlgorithmDefinition, AlgorithmRule } from '../algorithms/algorithm.interface.js';
+import type { AlgorithmDefinition } from '../algorithms/algorithm.interface.js';
 import { maxCost } from '../config/define-rule.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitRule, WindowAlgorithm } from '../interfaces/rule.interface.js';
@@ -17,9 +17,6 @@ export interface PlannedRule {
   tracker: string;
   definition: AlgorithmDefinition;
   keys: RuleKeys;
-  /** The rule in the algorithms' units (µs), as the Lua driver builds it from ARGV. */
-  params: AlgorithmRule;
-  blockUs: number;
   /** Units this rule charges in this call. */
   cost: number;
 }
@@ -70,8 +67,6 @@ function planEntry(prefix: string, { key, rule, cost: own }: RuleKey, defaultCos
     tracker: key,
     definition,
     keys: ruleKeys(prefix, rule, key),
-    params: { limit: rule.limit, window: rule.windowMs * 1000, param: definition.param(rule) },
-    blockUs: rule.blockMs * 1000,
     cost,
   };
 }

@@ -6,16 +6,25 @@
   KEYS        per call, per rule: its state key, then its lockout key only when its lockout is > 0
   ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
   ARGV[2]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written
-  ARGV[3]     m: how many of the keys are not in KEYS but in ARGV[4 .. 3+m], after those of KEYS (a Cluster batch,
-              whose KEYS must hash to one slot; see the cross-slot check below); 0 otherwise
-  then per call: its head, 'c' (consume) | 'p' (peek) | 'r' (refund), followed by its rule count when above 1
-              ('c3'); then per rule: algorithm id, limit, window (ms), lockout (ms, 0 = none; an escalating one as
-              'base:factor:max:forgetAfter', durations in ms), the algorithm's parameter only for algorithms
-              registered with `param = true`, cost (units; 0 for a peek)
+  ARGV[3]     C: how many calls the batch holds
+  ARGV[4]     D: how many rule definitions follow the calls
+  ARGV[5]     m: how many of the keys are not in KEYS but in the last m arguments, after those of KEYS (a Cluster
+              batch, whose KEYS must hash to one slot; see the cross-slot check below); 0 otherwise
+  then C calls, one argument each: the operation, 'c' (consume) | 'p' (peek) | 'r' (refund), then its rules
+              separated by ',', each the number of its definition (1..D) followed by '*' and its cost in units
+              when the cost is not 1: 'c1' consumes 1 unit under definition 1, 'c1*3,2' is all-or-nothing over
+              3 units of definition 1 and 1 of definition 2 (a peek's cost is what it asks about)
+  then D rule definitions: algorithm id, limit, window (ms), lockout (ms, 0 = none; an escalating one as
+              'base:factor:max:forgetAfter', durations in ms), then the algorithm's parameter only for
+              algorithms registered with `param = true`
+  then the m keys of a Cluster batch beyond KEYS
+
+  A batch's calls mostly repeat one rule, so a rule's definition is sent and parsed once per batch, and a call
+  is one short argument that the script parses once per batch however often it repeats.
 
   Reply: per consume or peek call, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms; -1 =
   never); nothing for a refund. { -1 }: the batch reached Redis after its deadline, nothing was written.
-  { -2 }: a key of ARGV[4 .. 3+m] is not served by this node (a slot moved), nothing was written.
+  { -2 }: a key of the last m arguments is not served by this node (a slot moved), nothing was written.
 ]]
 local now
 if ARGV[1] == '' then
@@ -32,39 +41,18 @@ if deadline and now > deadline then
   return { -1 }
 end
 
-local keys, a = KEYS, 3
-local extra = tonumber(ARGV[3])
-if extra > 0 then
-  -- A key another node serves (or one a migration already moved) fails any command on it, and a failure midway
-  -- would leave the earlier calls written and their callers told of an error. So every key is tried first with
-  -- a read that cannot fail the script, before anything is written; the caller then sends each call on its own.
-  keys = {}
-  for i = 1, #KEYS do
-    keys[i] = KEYS[i]
-  end
-  for i = 1, extra do
-    local key = ARGV[3 + i]
-    local ok = redis.pcall('EXISTS', key)
-    if type(ok) == 'table' and ok.err then
-      return { -2 }
-    end
-    keys[#KEYS + i] = key
-  end
-  a = 3 + extra
-end
-local k = 0
-local reply, n = {}, 0
+local call_count, definition_count, extra = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 
--- Reads the next rule of ARGV and KEYS into `r` (a table reused across calls: most calls have one rule).
-local function read_rule(r)
+-- The rule definitions, parsed once: a call's rule is one of these tables (a copy when a call has several rules).
+local definitions = {}
+local a = 5 + call_count
+for i = 1, definition_count do
   local algorithm = ALGORITHMS[ARGV[a + 1]]
-  r.algorithm = algorithm
-  r.limit = tonumber(ARGV[a + 2])
-  r.window = tonumber(ARGV[a + 3]) * 1000
+  local r = { algorithm = algorithm, limit = tonumber(ARGV[a + 2]), window = tonumber(ARGV[a + 3]) * 1000 }
   local lockout = ARGV[a + 4]
   local block = tonumber(lockout)
   if block then
-    r.block, r.factor = block * 1000, nil
+    r.block = block * 1000
   else
     local base, factor, top, forget = string.match(lockout, '^(%d+):([^:]+):(%d+):(%d+)$')
     r.block, r.factor, r.max, r.forget = tonumber(base) * 1000, tonumber(factor), tonumber(top), tonumber(forget) * 1000
@@ -74,8 +62,48 @@ local function read_rule(r)
     a = a + 1
     r.param = tonumber(ARGV[a])
   end
-  a = a + 1
-  r.cost = tonumber(ARGV[a])
+  definitions[i] = r
+end
+
+local keys = KEYS
+if extra > 0 then
+  -- A key another node serves (or one a migration already moved) fails any command on it, and a failure midway
+  -- would leave the earlier calls written and their callers told of an error. So every key is tried first with
+  -- a read that cannot fail the script, before anything is written; the caller then sends each call on its own.
+  keys = {}
+  for i = 1, #KEYS do
+    keys[i] = KEYS[i]
+  end
+  for i = 1, extra do
+    local key = ARGV[a + i]
+    local ok = redis.pcall('EXISTS', key)
+    if type(ok) == 'table' and ok.err then
+      return { -2 }
+    end
+    keys[#KEYS + i] = key
+  end
+end
+local k = 0
+local reply, n = {}, 0
+
+-- A call's argument parsed: { op, n = rule count, [i] = definition, cost[i] }, memoised by the argument itself
+-- (Lua strings are interned: a repeated call is one table lookup).
+local parsed = {}
+local function parse(spec)
+  local call = { op = string.sub(spec, 1, 1), n = 0, cost = {} }
+  for ref, cost in string.gmatch(spec, '(%d+)%*?(%d*)') do
+    local i = call.n + 1
+    call.n = i
+    call[i] = definitions[tonumber(ref)]
+    call.cost[i] = cost == '' and 1 or tonumber(cost)
+  end
+  parsed[spec] = call
+  return call
+end
+
+-- Gives rule `r` its cost and next keys.
+local function take_keys(r, cost)
+  r.cost = cost
   k = k + 1
   r.key = keys[k]
   if r.block > 0 then
@@ -163,11 +191,9 @@ local function push(allowed, remaining, reset, retry)
   n = n + 4
 end
 
--- One rule: it can write as it checks.
-local one = {}
-local function decide_one(op)
-  local r = one
-  read_rule(r)
+-- One rule: it can write as it checks. Its definition's table is used as is: calls are decided one at a time.
+local function decide_one(op, r, cost)
+  take_keys(r, cost)
   if op == 'r' then
     r.algorithm.refund(r, now, r.cost)
     return
@@ -186,11 +212,16 @@ end
 
 -- Several rules: all are checked before any writes. Each state key appears once (the stores merge repeated
 -- entries into one rule), so the second check of an admitted call sees the state the first saw and admits again.
+-- One definition may serve two of its rules (two trackers), so each rule gets a table of its own.
 local pool = {}
-local function decide_all(op, count)
+local function decide_all(call)
+  local op, count = call.op, call.n
   for i = 1, count do
-    pool[i] = pool[i] or {}
-    read_rule(pool[i])
+    local r, definition = pool[i] or {}, call[i]
+    pool[i] = r
+    r.algorithm, r.limit, r.window, r.param = definition.algorithm, definition.limit, definition.window, definition.param
+    r.block, r.factor, r.max, r.forget = definition.block, definition.factor, definition.max, definition.forget
+    take_keys(r, call.cost[i])
   end
   if op == 'r' then
     for i = 1, count do
@@ -226,14 +257,13 @@ local function decide_all(op, count)
   end
 end
 
-while a < #ARGV do
-  a = a + 1
-  local head = ARGV[a]
-  local op = string.sub(head, 1, 1)
-  if #head == 1 then
-    decide_one(op)
+for i = 6, 5 + call_count do
+  local spec = ARGV[i]
+  local call = parsed[spec] or parse(spec)
+  if call.n == 1 then
+    decide_one(call.op, call[1], call.cost[1])
   else
-    decide_all(op, tonumber(string.sub(head, 2)))
+    decide_all(call)
   end
 end
 return reply
