@@ -8,6 +8,7 @@ import type { FailurePolicy } from '../interfaces/rule.interface.js';
 import type { RejectionAuditOptions } from '../observability/rejection.audit.js';
 import type { CircuitBreakerOptions } from '../resilience/circuit-breaker.js';
 import { DEFAULT_BLOCK_CACHE_BYTES, DEFAULT_BLOCK_CACHE_KEYS } from '../resilience/local-block.cache.js';
+import { DEFAULT_MAX_BATCH } from '../stores/redis-call.batcher.js';
 import { FAILURE_POLICIES } from './define-rule.js';
 import { userAgentPatterns } from './policy.compiler.js';
 
@@ -93,7 +94,7 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   const timeoutMs = positiveInteger(options.timeoutMs ?? 50, 'timeoutMs');
   const coalesceOption = options.coalesce ?? {};
   if (coalesceOption !== false && (coalesceOption === null || typeof coalesceOption !== 'object')) throw new RateLimitConfigError('coalesce', coalesceOption, 'false or { maxBatch? }');
-  const maxBatch = coalesceOption === false ? 0 : (coalesceOption.maxBatch ?? 256);
+  const maxBatch = coalesceOption === false ? 0 : (coalesceOption.maxBatch ?? DEFAULT_MAX_BATCH);
   if (coalesceOption !== false && (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 10_000)) throw new RateLimitConfigError('coalesce.maxBatch', maxBatch, 'an integer from 1 to 10000');
   const coalesce = coalesceOption === false ? false : { maxBatch };
   const startDegraded = options.startDegraded ?? false;

@@ -29,7 +29,7 @@ export interface RedisStoreOptions {
    * Coalescing: the calls made in one turn of the event loop go to Redis as one script call (per Cluster node),
    * which decides them in order, each exactly as if sent alone; a lone call goes out at once. `false` sends one
    * script call per decision: for a Redis shared with latency-critical commands, which a script call deciding
-   * `maxBatch` calls (about 1 µs each, more for sliding-log rules with large costs) holds back. @default { maxBatch: 256 }
+   * `maxBatch` calls (about 1 µs each, more for sliding-log rules with large costs) holds back. @default { maxBatch: 32 }
    */
   coalesce?: false | CoalesceOptions;
 }

@@ -2,7 +2,7 @@ import { validateModuleOptions } from '../../lib/config/module-options.validator
 
 describe('the coalesce module option', () => {
   it('is on by default, 256 decisions per script call at most', () => {
-    expect(validateModuleOptions({}).coalesce).toEqual({ maxBatch: 256 });
+    expect(validateModuleOptions({}).coalesce).toEqual({ maxBatch: 32 });
   });
 
   it('is off with false', () => {
