@@ -21,9 +21,13 @@
 ALGORITHMS['gcra'] = {
   -- Reads its parameter (max_burst + 1) from ARGV; see the driver.
   param = true,
+  -- Once per definition in a batch: T as units of 1/d µs (a gcd loop, not redone per decision).
+  prepare = function(r)
+    r.interval, r.d = reduced_interval(r.window, r.limit)
+  end,
   check = function(r, now, quantity, apply)
     -- Everything in units of 1/d µs (see the prelude): T, tau, and the TAT as its distance from now.
-    local t, d = reduced_interval(r.window, r.limit)
+    local t, d = r.interval, r.d
     local tau = t * r.param
     -- At most tau, so that a lowered burst applies at once.
     local tat = units_until(r.key, now, d, tau)
@@ -47,7 +51,7 @@ ALGORITHMS['gcra'] = {
     return allowed, remaining, ceil_div(ttl, d), retry
   end,
   refund = function(r, now, quantity)
-    local t, d = reduced_interval(r.window, r.limit)
+    local t, d = r.interval, r.d
     local tat = units_until(r.key, now, d, t * r.param) - quantity * t
     if tat <= 0 then
       rcall('DEL', r.key)

@@ -41,14 +41,18 @@ ALGORITHMS['sl'] = {
       if apply then
         local seq = newest[1] and tonumber(string.sub(newest[1], 2)) or 0
         local score = int(at)
-        -- ZADD in chunks: unpack() has a bounded stack.
-        for first = 1, cost, 1000 do
-          local args = {}
-          for i = first, min(cost, first + 999) do
-            args[#args + 1] = score
-            args[#args + 1] = sl_member(seq + i)
+        if cost == 1 then
+          rcall('ZADD', r.key, score, sl_member(seq + 1))
+        else
+          -- ZADD in chunks: unpack() has a bounded stack.
+          for first = 1, cost, 1000 do
+            local args = {}
+            for i = first, min(cost, first + 999) do
+              args[#args + 1] = score
+              args[#args + 1] = sl_member(seq + i)
+            end
+            rcall('ZADD', r.key, unpack(args))
           end
-          rcall('ZADD', r.key, unpack(args))
         end
         rcall('PEXPIRE', r.key, ceil_ms(at + r.window - now))
       end

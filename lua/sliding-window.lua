@@ -26,6 +26,10 @@
 ]]
 --- @include "prelude"
 
+local function older(a, b)
+  return a[1] < b[1]
+end
+
 -- Reads the live cells, oldest first, deleting the stale ones (the whole key when none is live); returns them
 -- ({ start µs, count, field }), their total, the current cell's start (µs) and number, and the base (nil: none).
 local function sw_cells(r, now)
@@ -58,7 +62,9 @@ local function sw_cells(r, now)
   elseif #stale > 0 then
     rcall('HDEL', r.key, unpack(stale))
   end
-  table.sort(live, function(a, b) return a[1] < b[1] end)
+  if #live > 1 then
+    table.sort(live, older)
+  end
   return live, total, current, current / cell, base
 end
 

@@ -23,9 +23,13 @@
 ALGORITHMS['tb'] = {
   -- Reads its parameter (refill) from ARGV; see the driver.
   param = true,
+  -- Once per definition in a batch: the interval as units of 1/d µs (a gcd loop, not redone per decision).
+  prepare = function(r)
+    r.interval, r.d = reduced_interval(r.window, r.param)
+  end,
   check = function(r, now, cost, apply)
     -- A token every `interval` units of 1/d µs; the debt is how long until the bucket is full, in those units.
-    local interval, d = reduced_interval(r.window, r.param)
+    local interval, d = r.interval, r.d
     local capacity = r.limit * interval
     local debt = units_until(r.key, now, d, capacity)
     local after = debt + cost * interval
@@ -38,7 +42,7 @@ ALGORITHMS['tb'] = {
     return false, idiv(capacity - debt, interval), ceil_div(debt, d), ceil_div(after - capacity, d)
   end,
   refund = function(r, now, cost)
-    local interval, d = reduced_interval(r.window, r.param)
+    local interval, d = r.interval, r.d
     local debt = units_until(r.key, now, d, r.limit * interval) - cost * interval
     if debt <= 0 then
       rcall('DEL', r.key)

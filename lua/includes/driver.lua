@@ -62,6 +62,9 @@ for i = 1, definition_count do
     a = a + 1
     r.param = tonumber(ARGV[a])
   end
+  if algorithm.prepare then
+    algorithm.prepare(r)
+  end
   definitions[i] = r
 end
 
@@ -212,15 +215,16 @@ end
 
 -- Several rules: all are checked before any writes. Each state key appears once (the stores merge repeated
 -- entries into one rule), so the second check of an admitted call sees the state the first saw and admits again.
--- One definition may serve two of its rules (two trackers), so each rule gets a table of its own.
+-- One definition may serve two of its rules (two trackers), so each rule gets a copy of its own.
 local pool = {}
 local function decide_all(call)
   local op, count = call.op, call.n
   for i = 1, count do
-    local r, definition = pool[i] or {}, call[i]
+    local r = {}
+    for field, value in pairs(call[i]) do
+      r[field] = value
+    end
     pool[i] = r
-    r.algorithm, r.limit, r.window, r.param = definition.algorithm, definition.limit, definition.window, definition.param
-    r.block, r.factor, r.max, r.forget = definition.block, definition.factor, definition.max, definition.forget
     take_keys(r, call.cost[i])
   end
   if op == 'r' then

@@ -1,6 +1,7 @@
 -- Shared head of every rate-limit script: the table the driver dispatches on, and number helpers.
 -- Each algorithm registers { check = fn(rule, now, cost, apply), refund = fn(rule, now, cost) } in ALGORITHMS,
--- with `param = true` when its rules carry a parameter in ARGV (segments, refill, burst).
+-- with `param = true` when its rules carry a parameter in ARGV (segments, refill, burst), and optionally
+-- prepare = fn(rule), run once per rule definition of a batch, for what is worked out from the rule alone.
 -- check returns: allowed (boolean), remaining, reset_after (µs), retry_after (µs; -1 = never, for GCRA).
 local ALGORITHMS = {}
 
