@@ -36,9 +36,11 @@ export const DEFAULT_MAX_BATCH = 32;
  * Coalesces the script calls made in one turn of the event loop into one. A call made while no batch is in flight
  * is sent at once, as a batch of one: an idle app's lone call waits for nothing, not even the end of its turn (a
  * caller that then blocks the event loop still has its command on the wire, and answered in time). A call made
- * while batches are in flight opens a batch, sent with `process.nextTick` once the code of this turn (and the
- * promise continuations it started) is done: the calls that the replies of one batch set off (200 callers awaiting
- * them) go out together, with no timer. A batch that reaches `maxBatch` is sent at once.
+ * while batches are in flight opens a batch, sent with `setImmediate`: after every I/O callback of this turn of
+ * the loop has run, so that the decisions of all the HTTP requests read in one turn (each its own callback) and
+ * all the callers that the replies of earlier batches woke go out together, in one socket write, with no timer.
+ * They wait only for the rest of this turn, while the batch in flight holds Redis anyway. A batch that reaches
+ * `maxBatch` is sent at once.
  */
 export class RedisCallBatcher {
   private pending: PendingCall[] = [];
@@ -64,7 +66,7 @@ export class RedisCallBatcher {
     return new Promise<MultiDecision | Decision | undefined>((resolve, reject) => {
       const queued = this.pending.push({ op, rules, single, resolve, reject, madeAt: Date.now() });
       if (queued === 1 && this.inFlight === 0) this.send();
-      else if (queued === 1) process.nextTick(this.flush);
+      else if (queued === 1) setImmediate(this.flush);
       else if (queued >= this.maxBatch) this.send();
     });
   }
