@@ -29,7 +29,7 @@ export { RateLimitGuard, type RateLimitRejection } from './rate-limit.guard.js';
 export { RateLimitService, type RuleRef, type RuleRefEntry } from './rate-limit.service.js';
 export { RateLimitExceededException, type RateLimitExceededBody } from './rate-limit.exception.js';
 export { RateLimitExceptionFilter } from './http/rate-limit-exception.filter.js';
-export { RateLimitRefusalInterceptor } from './http/rate-limit-refusal.interceptor.js';
+export { RateLimitInterceptor } from './http/rate-limit.interceptor.js';
 export type { RateLimitErrorDetail } from './interfaces/rate-limit-error-detail.interface.js';
 export { RateLimit } from './decorators/rate-limit.decorator.js';
 export { SkipRateLimit } from './decorators/skip-rate-limit.decorator.js';
@@ -61,5 +61,4 @@ export type { Lease, LeaseDecision, LeaseHandle, LeaseResult, LeaseStore } from 
 export { MemoryLeaseStore, type MemoryLeaseStoreOptions } from './stores/memory-lease.store.js';
 export { RedisLeaseStore, type RedisLeaseStoreOptions } from './stores/redis-lease.store.js';
 export { ResilientLeaseStore, type ResilientLeaseStoreOptions } from './resilience/resilient-lease.store.js';
-export { LeaseReleaseInterceptor } from './http/lease-release.interceptor.js';
 export { DEFAULT_LEASE_MS, MIN_LEASE_MS } from './config/define-rule.js';

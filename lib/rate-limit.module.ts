@@ -5,7 +5,7 @@ import { validateModuleOptions, type RateLimitSettings } from './config/module-o
 import { RateLimitConfigError } from './config/rate-limit-config.error.js';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import { RateLimitRoutesChecker } from './decorators/route-rules.checker.js';
-import { RateLimitRefusalInterceptor } from './http/rate-limit-refusal.interceptor.js';
+import { RateLimitInterceptor } from './http/rate-limit.interceptor.js';
 import { UpgradeRequestsWatcher } from './http/upgrade-requests.js';
 import type { RateLimitModuleOptions } from './interfaces/rate-limit-options.interface.js';
 import { createMetrics, type RateLimitMetrics } from './observability/rate-limit.metrics.js';
@@ -21,7 +21,6 @@ import type { Redis } from 'ioredis';
 import type { RateLimitStore } from './interfaces/store.interface.js';
 import { isPermanentRedisError } from './stores/redis-connection.errors.js';
 import { createStore, type StoreHandle } from './stores/store.factory.js';
-import { LeaseReleaseInterceptor } from './http/lease-release.interceptor.js';
 import { createLeaseStore } from './stores/lease-store.factory.js';
 
 const STORE_HANDLE = Symbol('RATE_LIMIT_STORE_HANDLE');
@@ -96,10 +95,9 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
     RateLimitRoutesChecker,
     // WebSocket messages keyed by client IP need the proxy headers of their upgrade request.
     UpgradeRequestsWatcher,
-    // A 429 thrown by business code gets Retry-After and headers (the guard sets its own), whatever filter answers it.
-    { provide: APP_INTERCEPTOR, useClass: RateLimitRefusalInterceptor },
-    // Leases of concurrency rules taken for a WebSocket message (or a call without an HTTP response) end with its handler.
-    { provide: APP_INTERCEPTOR, useClass: LeaseReleaseInterceptor },
+    // A 429 thrown by business code gets Retry-After and headers (the guard sets its own), whatever filter answers
+    // it; leases taken for a WebSocket message (or a call without an HTTP response) end with its handler.
+    { provide: APP_INTERCEPTOR, useClass: RateLimitInterceptor },
   ],
   exports: [RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_AUDIT, RateLimitPolicies, RateLimitService, RateLimitGuard, RateLimitConfigWatcher],
 })

@@ -9,7 +9,7 @@ import { countRefusals, setRefusalHeaders } from './rate-limit-refusal.response.
 /**
  * Answers a `RateLimitExceededException` over HTTP (Express and Fastify) with its body, `Retry-After` and the
  * rate-limit headers of its rules, and counts a refusal no metric has counted yet. Not registered by the module
- * (its `RateLimitRefusalInterceptor` covers 429s thrown by handlers and services, and the guard sets its own):
+ * (its `RateLimitInterceptor` covers 429s thrown by handlers and services, and the guard sets its own):
  * register it (`APP_FILTER`) when your own guards throw the exception, or extend it in a filter of your own.
  */
 @Catch(RateLimitExceededException)

@@ -4,7 +4,7 @@ import type { Lease } from '../interfaces/lease-store.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
 import type { RateLimitService } from '../rate-limit.service.js';
 
-/** Releases waiting for LeaseReleaseInterceptor, by the handler call's arguments (one array per call, shared by its guards and interceptors). */
+/** Releases waiting for RateLimitInterceptor, by the handler call's arguments (one array per call, shared by its guards and interceptors). */
 const pending = new WeakMap<object, () => void>();
 
 /** Whether a request's rules include a concurrency rule, whose leases the guard must hold for the request. */
@@ -18,7 +18,7 @@ export function hasLeaseRules(entries: readonly RuleKey[]): boolean {
  * and arranges the release of the leases of an admitted request: over HTTP (and GraphQL over HTTP) when the
  * response finishes or its connection closes (an aborted request, a handler that throws, another guard that
  * refuses all end there); otherwise (WebSocket messages, other transports) when the handler completes or fails,
- * through LeaseReleaseInterceptor, with the WebSocket client's disconnection as the backstop.
+ * through RateLimitInterceptor, with the WebSocket client's disconnection as the backstop.
  */
 export async function decideHoldingLeases(service: RateLimitService, entries: readonly RuleKey[], rulesVersion: number, context: ExecutionContext, response: unknown): Promise<MultiDecision> {
   const { leases, ...result } = await service.decideWithLeases(entries, rulesVersion);
