@@ -94,11 +94,17 @@ local reply, n = {}, 0
 local parsed = {}
 local function parse(spec)
   local call = { op = string.sub(spec, 1, 1), n = 0, cost = {} }
-  for ref, cost in string.gmatch(spec, '(%d+)%*?(%d*)') do
-    local i = call.n + 1
-    call.n = i
-    call[i] = definitions[tonumber(ref)]
-    call.cost[i] = cost == '' and 1 or tonumber(cost)
+  local ref = tonumber(string.sub(spec, 2))
+  if ref then
+    -- One rule, one unit: most calls, read without a pattern (each call of an uncoalesced batch is parsed anew).
+    call.n, call[1], call.cost[1] = 1, definitions[ref], 1
+  else
+    for rule, cost in string.gmatch(spec, '(%d+)%*?(%d*)') do
+      local i = call.n + 1
+      call.n = i
+      call[i] = definitions[tonumber(rule)]
+      call.cost[i] = cost == '' and 1 or tonumber(cost)
+    end
   end
   parsed[spec] = call
   return call
