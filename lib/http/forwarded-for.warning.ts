@@ -3,6 +3,8 @@ import type { HttpRequestLike } from './client-ip.js';
 
 const logger = new Logger('RateLimit');
 let warned = false;
+/** Express apps found trusting a proxy: asked once, not on every request. */
+const trustingApps = new WeakSet<object>();
 
 /** What tells whether the platform trusts proxies: Express's app settings, Fastify's `ips` (only when it trusts). */
 interface PlatformRequest extends HttpRequestLike {
@@ -17,10 +19,16 @@ interface PlatformRequest extends HttpRequestLike {
  */
 export function warnIfForwardedForIgnored(request: PlatformRequest): void {
   if (warned || request.headers?.['x-forwarded-for'] === undefined) return;
-  const express = typeof request.app?.get === 'function';
+  const app = request.app;
+  const express = typeof app?.get === 'function';
+  if (express && trustingApps.has(app!)) return;
   // Express always has `ips` (empty when untrusting); Fastify defines it only when it trusts a proxy.
-  const platformTrusts = express ? Boolean(request.app!.get!('trust proxy')) : request.ips !== undefined;
-  if (platformTrusts) return;
+  const platformTrusts = express ? Boolean(app!.get!('trust proxy')) : request.ips !== undefined;
+  if (platformTrusts) {
+    // Express's settings lookup is not free, and this runs for every request behind a proxy.
+    if (express) trustingApps.add(app!);
+    return;
+  }
   warned = true;
   const platformSetting = express ? "Express's app.set('trust proxy', ...)" : 'new FastifyAdapter({ trustProxy: ... })';
   logger.warn(
