@@ -14,7 +14,7 @@
   definition  'gcra', count (per period), period (ms), lockout (ms, 0 = none), max_burst + 1
   call cost   quantity (integer, 0..max_burst + 1)
 
-  Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms); retry after is -1 when the quantity can never pass, as redis-cell
+  check returns: allowed, remaining, reset after (µs), retry after (µs); retry after is -1 when the quantity can never pass, as redis-cell
 ]]
 --- @include "prelude"
 

@@ -15,7 +15,7 @@
   definition  'sl', limit (integer), window (ms), lockout (ms, 0 = none)
   call cost   units the request takes (integer, 1..limit; 0 for a peek)
 
-  Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms)
+  check returns: allowed, remaining, reset after (µs), retry after (µs); the driver replies them per rule
 ]]
 --- @include "prelude"
 

@@ -16,7 +16,7 @@
   definition  'tb', capacity (tokens), window (ms), lockout (ms, 0 = none), refill (tokens per window)
   call cost   tokens the request takes (integer, 1..capacity; 0 for a peek)
 
-  Reply, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms)
+  check returns: allowed, remaining, reset after (µs), retry after (µs); the driver replies them per rule
 ]]
 --- @include "prelude"
 

@@ -67,9 +67,12 @@ function lockoutArg(rule: RateLimitRule): number | string {
   return rule.lockoutFactor === undefined ? rule.blockMs : `${rule.blockMs}:${rule.lockoutFactor}:${rule.lockoutMaxMs}:${rule.lockoutForgetMs}`;
 }
 
-/** How many integers the script replies for `call`: 4 per rule, none for a refund. */
+/** How many integers the script replies per rule of a consume or peek (see lua/includes/driver.lua). */
+export const RULE_REPLY_WIDTH = 3;
+
+/** How many integers the script replies for `call`: 3 per rule, none for a refund. */
 export function replyWidth(call: ScriptCall): number {
-  return call.op === 'refund' ? 0 : 4 * call.rules.length;
+  return call.op === 'refund' ? 0 : RULE_REPLY_WIDTH * call.rules.length;
 }
 
 /** Whether `reply` is what the script sends for `calls`, so that each call gets exactly its own numbers. */
@@ -81,18 +84,22 @@ export function checkReply(reply: unknown, calls: readonly ScriptCall[]): assert
   }
 }
 
-/** The Decision of a one-rule consume or peek call, from its 4 integers starting at `at` in the batch's reply. */
+/**
+ * The Decision of a one-rule consume or peek call, from its 3 integers starting at `at` in the batch's reply: remaining
+ * (-1 - remaining when refused), reset after and retry after (ms).
+ */
 export function decodeDecision(rule: PlannedRule, reply: readonly number[], at: number): Decision {
-  return toDecision(rule, reply[at] === 1, reply[at + 1], reply[at + 2], reply[at + 3]);
+  const status = reply[at];
+  return status >= 0 ? toDecision(rule, true, status, reply[at + 1], reply[at + 2]) : toDecision(rule, false, -1 - status, reply[at + 1], reply[at + 2]);
 }
 
-/** The decisions of a consume or peek call, from its 4 integers per rule starting at `at` in the batch's reply. */
+/** The decisions of a consume or peek call, from its 3 integers per rule starting at `at` in the batch's reply. */
 export function decodeDecisions(rules: readonly PlannedRule[], reply: readonly number[], at: number): MultiDecision {
   let allowed = true;
   const decisions = rules.map((r, i) => {
-    const o = at + 4 * i;
-    allowed &&= reply[o] === 1;
-    return toDecision(r, reply[o] === 1, reply[o + 1], reply[o + 2], reply[o + 3]);
+    const decision = decodeDecision(r, reply, at + RULE_REPLY_WIDTH * i);
+    allowed &&= decision.allowed;
+    return decision;
   });
   return { allowed, decisions };
 }

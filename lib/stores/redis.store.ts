@@ -10,7 +10,7 @@ import { loadCombinedScript, loadScript } from './lua-script.loader.js';
 import { RedisClockOffset } from './redis-clock.offset.js';
 import { callScript } from './redis-script.call.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
-import { checkReply, decodeDecision, decodeDecisions, encodeBatch, type ScriptCall } from './redis-call.codec.js';
+import { RULE_REPLY_WIDTH, checkReply, decodeDecision, decodeDecisions, encodeBatch, type ScriptCall } from './redis-call.codec.js';
 import { expandDecisions, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
 
 
@@ -207,7 +207,7 @@ export class RedisStore implements RateLimitStore {
         call.resolve(undefined);
       } else {
         call.resolve(call.single ? decodeDecision(call.rules[0], reply, at) : decodeDecisions(call.rules, reply, at));
-        at += 4 * call.rules.length;
+        at += RULE_REPLY_WIDTH * call.rules.length;
       }
     }
   }

@@ -22,8 +22,9 @@
   A batch's calls mostly repeat one rule, so a rule's definition is sent and parsed once per batch, and a call
   is one short argument that the script parses once per batch however often it repeats.
 
-  Reply: per consume or peek call, per rule: allowed (0/1), remaining, reset after (ms), retry after (ms; -1 =
-  never); nothing for a refund. { -1 }: the batch reached Redis after its deadline, nothing was written.
+  Reply: per consume or peek call, per rule, 3 integers: remaining when admitted, or -1 - remaining when refused
+  (one integer for both, the caller reading the sign); reset after (ms); retry after (ms; -1 = never, 0 when
+  admitted). Nothing for a refund. { -1 }: the batch reached Redis after its deadline, nothing was written.
   { -2 }: a key of the last m arguments is not served by this node (a slot moved), nothing was written.
 ]]
 local now
@@ -193,11 +194,14 @@ local function lock_out(r, reset, retry)
 end
 
 local function push(allowed, remaining, reset, retry)
-  reply[n + 1] = allowed and 1 or 0
-  reply[n + 2] = remaining
-  reply[n + 3] = ceil_ms(reset)
-  reply[n + 4] = retry < 0 and -1 or ceil_ms(retry)
-  n = n + 4
+  -- A remaining below 0 (a limit lowered under the units already counted) is reported as 0.
+  if remaining < 0 then
+    remaining = 0
+  end
+  reply[n + 1] = allowed and remaining or -1 - remaining
+  reply[n + 2] = ceil_ms(reset)
+  reply[n + 3] = retry < 0 and -1 or ceil_ms(retry)
+  n = n + 3
 end
 
 -- One rule: it can write as it checks. Its definition's table is used as is: calls are decided one at a time.
