@@ -98,15 +98,29 @@ export class RateLimitGuard implements CanActivate {
       }
     }
 
-    // Concurrency rules hold a lease for the request, released when it ends (http/request-lease.binder.ts).
-    const result = hasLeaseRules(entries) ? await decideHoldingLeases(this.service, entries, rulesVersion, context, response) : await this.service.decide(entries, rulesVersion);
+    // Concurrency rules hold a lease for the request, released when it ends (http/request-lease.binder.ts); without
+    // an HTTP response it is taken once every guard admitted, and a lease not free is refused here as well.
+    const result = hasLeaseRules(entries)
+      ? await decideHoldingLeases(this.service, entries, rulesVersion, context, response, (refused) => this.conclude(context, policies, shadowed, response, refused))
+      : await this.service.decide(entries, rulesVersion);
+    return this.conclude(context, policies, shadowed, response, result);
+  }
+
+  /** Sets the rate-limit headers of the request's decision, and throws its refusal when it was refused. */
+  private conclude(context: ExecutionContext, policies: readonly RateLimitPolicy[], shadowed: boolean, response: unknown, result: MultiDecision): true | Promise<true> {
     const outcomes = result.decisions.map((decision, i): RuleOutcome => ({ rule: policies[i].rule, decision }));
     // Shadow rules stay out of the headers unless asked for: a rule tried out in shadow changes nothing a client sees.
     const shown = shadowed && !this.settings.shadowHeaders ? outcomes.filter((o) => !o.decision.shadow) : outcomes;
     if (response && shown.length > 0 && (this.settings.headers !== false || !result.allowed)) {
       setHeaders(response, rateLimitHeaders(this.settings.headers, shown, result.allowed));
     }
-    if (!result.allowed) await this.throwRateLimitException(context, { outcomes, result, retryAfterMs: retryAfterMs(outcomes) });
+    if (!result.allowed) return this.refuse(context, { outcomes, result, retryAfterMs: retryAfterMs(outcomes) });
+    return true;
+  }
+
+  /** Throws the refusal; an override of `throwRateLimitException` that returns instead admits the request, as it always did. */
+  private async refuse(context: ExecutionContext, rejection: RateLimitRejection): Promise<true> {
+    await this.throwRateLimitException(context, rejection);
     return true;
   }
 

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Optional, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
-import { catchError, finalize, throwError, type Observable } from 'rxjs';
+import { catchError, throwError, type Observable } from 'rxjs';
 import type { RateLimitSettings } from '../config/module-options.validator.js';
 import type { RateLimitMetrics } from '../observability/rate-limit.metrics.js';
 import { RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS } from '../rate-limit.constants.js';
 import { RateLimitExceededException } from '../rate-limit.exception.js';
 import { countRefusals, setRefusalHeaders } from './rate-limit-refusal.response.js';
-import { takePendingRelease } from './request-lease.binder.js';
+import { holdingLeases, takePendingLeases } from './handler-lease.binder.js';
 
 /**
  * What the module does around every handler call, registered globally: one interceptor, because each global
@@ -15,9 +15,11 @@ import { takePendingRelease } from './request-lease.binder.js';
  *   the exception then goes on to whatever filter the app has. An interceptor rather than a filter: an app's own
  *   catch-all filter keeps seeing every 429, as it did. The guard's own 429 sets its headers itself; a 429 thrown
  *   in another guard (which runs before interceptors) needs `RateLimitExceptionFilter`.
- * - The leases of concurrency rules that the guard took for a call with no HTTP response to wait for (a WebSocket
- *   message, a GraphQL resolver without one, another transport) are released when the handler completes, fails
- *   or is unsubscribed. Over HTTP the response's end releases them (http/request-lease.binder.ts).
+ * - The leases of concurrency rules of a call with no HTTP response to wait for (a WebSocket message, a GraphQL
+ *   resolver without one, another transport) are taken here, once every guard admitted the call (the guard
+ *   decided its rate rules), and released when the handler completes, fails or is unsubscribed; a lease not free
+ *   refuses the call as the guard would have (http/handler-lease.binder.ts). Over HTTP the guard takes them and
+ *   the response's end releases them (http/request-lease.binder.ts).
  */
 @Injectable()
 export class RateLimitInterceptor implements NestInterceptor {
@@ -35,8 +37,8 @@ export class RateLimitInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const release = takePendingRelease(context);
     const handled = next.handle().pipe(catchError(this.onError(context)));
-    return release ? handled.pipe(finalize(release)) : handled;
+    const leases = takePendingLeases(context);
+    return leases ? holdingLeases(leases, context, handled) : handled;
   }
 }

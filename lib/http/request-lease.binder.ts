@@ -3,9 +3,7 @@ import type { MultiDecision } from '../interfaces/decision.interface.js';
 import type { Lease } from '../interfaces/lease-store.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
 import type { RateLimitService } from '../rate-limit.service.js';
-
-/** Releases waiting for RateLimitInterceptor, by the handler call's arguments (one array per call, shared by its guards and interceptors). */
-const pending = new WeakMap<object, () => void>();
+import { decideDeferringLeases, type RefuseCall } from './handler-lease.binder.js';
 
 /** Whether a request's rules include a concurrency rule, whose leases the guard must hold for the request. */
 export function hasLeaseRules(entries: readonly RuleKey[]): boolean {
@@ -14,62 +12,42 @@ export function hasLeaseRules(entries: readonly RuleKey[]): boolean {
 }
 
 /**
- * Decides the request's rules, taking a lease for each concurrency rule (see `RateLimitService.decideWithLeases`),
- * and arranges the release of the leases of an admitted request: over HTTP (and GraphQL over HTTP) when the
- * response finishes or its connection closes (an aborted request, a handler that throws, another guard that
- * refuses all end there); otherwise (WebSocket messages, other transports) when the handler completes or fails,
- * through RateLimitInterceptor, with the WebSocket client's disconnection as the backstop.
+ * Decides the request's rules and arranges the leases of its concurrency rules. Over HTTP (and GraphQL over
+ * HTTP) the guard takes them (see `RateLimitService.decideWithLeases`), and the response's end releases those of
+ * an admitted request when it finishes or its connection closes (an aborted request, a handler that throws,
+ * another guard that refuses all end there). Otherwise (WebSocket messages, other transports), where nothing
+ * would release them if another guard refused the call, RateLimitInterceptor takes them once every guard
+ * admitted, and releases them when the handler ends (http/handler-lease.binder.ts); `refuse` then refuses the
+ * call if a lease is not free.
  */
-export async function decideHoldingLeases(service: RateLimitService, entries: readonly RuleKey[], rulesVersion: number, context: ExecutionContext, response: unknown): Promise<MultiDecision> {
+export async function decideHoldingLeases(
+  service: RateLimitService,
+  entries: readonly RuleKey[],
+  rulesVersion: number,
+  context: ExecutionContext,
+  response: unknown,
+  refuse: RefuseCall,
+): Promise<MultiDecision> {
+  const raw = nodeResponse(response);
+  if (!raw) return decideDeferringLeases(service, entries, rulesVersion, context, refuse);
   const { leases, ...result } = await service.decideWithLeases(entries, rulesVersion);
-  if (leases.length > 0) holdUntilDone(leases, context, response);
+  if (leases.length > 0) holdUntilResponseEnds(leases, raw);
   return result;
-}
-
-/** The release of the leases the guard took for this handler call (not over HTTP), handed over once. */
-export function takePendingRelease(context: ExecutionContext): (() => void) | undefined {
-  const args = context.getArgs();
-  const release = pending.get(args);
-  if (release) pending.delete(args);
-  return release;
 }
 
 function releaseAll(leases: readonly Lease[]): void {
   for (const lease of leases) void lease.release();
 }
 
-type Emitter = { once(event: string, listener: () => void): unknown; off?(event: string, listener: () => void): unknown };
-type NodeResponse = Emitter & { writableFinished?: boolean; destroyed?: boolean };
+type NodeResponse = { once(event: string, listener: () => void): unknown; writableFinished?: boolean; destroyed?: boolean };
 
-function holdUntilDone(leases: Lease[], context: ExecutionContext, response: unknown): void {
-  const raw = nodeResponse(response);
-  if (raw) {
-    // The client went away while the rules were decided: nobody is served.
-    if (raw.writableFinished || raw.destroyed) return releaseAll(leases);
-    const release = () => releaseAll(leases);
-    raw.once('finish', release);
-    raw.once('close', release);
-    return;
-  }
-  let detach = () => {};
-  if (context.getType<string>() === 'ws') {
-    const client = context.switchToWs().getClient<Partial<Emitter> | undefined>();
-    if (typeof client?.once === 'function') {
-      // ws emits 'close', socket.io 'disconnect'; taken off once released, or a long-lived socket would pile listeners up.
-      const onGone = () => releaseAll(leases);
-      for (const event of CLIENT_GONE) client.once(event, onGone);
-      detach = () => {
-        for (const event of CLIENT_GONE) client.off?.(event, onGone);
-      };
-    }
-  }
-  pending.set(context.getArgs(), () => {
-    detach();
-    releaseAll(leases);
-  });
+function holdUntilResponseEnds(leases: Lease[], raw: NodeResponse): void {
+  // The client went away while the rules were decided: nobody is served.
+  if (raw.writableFinished || raw.destroyed) return releaseAll(leases);
+  const release = () => releaseAll(leases);
+  raw.once('finish', release);
+  raw.once('close', release);
 }
-
-const CLIENT_GONE = ['close', 'disconnect'];
 
 /** Express's response, or the Node response behind a Fastify reply (`reply.raw`). */
 function nodeResponse(response: unknown): NodeResponse | undefined {
