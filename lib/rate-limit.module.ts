@@ -96,7 +96,8 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
     // WebSocket messages keyed by client IP need the proxy headers of their upgrade request.
     UpgradeRequestsWatcher,
     // A 429 thrown by business code gets Retry-After and headers (the guard sets its own), whatever filter answers
-    // it; leases taken for a WebSocket message (or a call without an HTTP response) end with its handler.
+    // it; a WebSocket message (or a call without an HTTP response) takes its leases here, once every guard admitted
+    // it, and gives them back when its handler ends.
     { provide: APP_INTERCEPTOR, useClass: RateLimitInterceptor },
   ],
   exports: [RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_AUDIT, RateLimitPolicies, RateLimitService, RateLimitGuard, RateLimitConfigWatcher],
