@@ -17,6 +17,7 @@
   check returns: allowed, remaining, reset after (µs), retry after (µs); retry after is -1 when the quantity can never pass, as redis-cell
 ]]
 --- @include "prelude"
+--- @include "exact"
 
 ALGORITHMS['gcra'] = {
   -- Reads its parameter (max_burst + 1) from ARGV; see the driver.

@@ -19,6 +19,7 @@
   check returns: allowed, remaining, reset after (µs), retry after (µs); the driver replies them per rule
 ]]
 --- @include "prelude"
+--- @include "exact"
 
 ALGORITHMS['tb'] = {
   -- Reads its parameter (refill) from ARGV; see the driver.

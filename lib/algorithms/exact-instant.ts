@@ -1,6 +1,6 @@
 /**
  * Exact arithmetic for token bucket and GCRA, shared by their memory twins (the Lua has the same functions in
- * lua/includes/prelude.lua). An emission interval of `window / rate` µs is a whole number of units of 1/d µs,
+ * lua/includes/exact.lua). An emission interval of `window / rate` µs is a whole number of units of 1/d µs,
  * d = rate / gcd(window, rate), so every comparison is on integers whatever the rate: rounding the interval to
  * whole µs admitted 10,000 in 10 ms at 600k/s instead of 6,000.
  *

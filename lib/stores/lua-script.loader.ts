@@ -42,7 +42,8 @@ function body(name: string): string {
   const start = source.indexOf('--- @include "prelude"');
   const end = source.indexOf('--- @include "driver"');
   if (start < 0 || end < start) throw new Error(`lua/${name}.lua must include "prelude" then "driver"`);
-  return source.slice(start + '--- @include "prelude"'.length, end);
+  // The combined script has every include once, before the bodies.
+  return source.slice(start + '--- @include "prelude"'.length, end).replace(INCLUDE, '');
 }
 
 /** One script holding every algorithm, for `consumeAll` over rules of different algorithms in one round trip. */
@@ -50,6 +51,7 @@ export function loadCombinedScript(names: readonly string[]): string {
   return [
     '-- All rate-limit algorithms behind one driver, assembled from lua/*.lua by lua-script.loader.ts.',
     read(join('includes', 'prelude')),
+    read(join('includes', 'exact')),
     ...names.map(body),
     read(join('includes', 'driver')),
   ].join('\n');

@@ -45,7 +45,7 @@ end
 local call_count, definition_count, extra = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 
 -- The rule definitions, parsed once: a call's rule is one of these tables (a copy when a call has several rules).
-local definitions = {}
+local definitions, has_lockout = {}, false
 local a = 5 + call_count
 for i = 1, definition_count do
   local algorithm = ALGORITHMS[ARGV[a + 1]]
@@ -66,6 +66,7 @@ for i = 1, definition_count do
   if algorithm.prepare then
     algorithm.prepare(r)
   end
+  has_lockout = has_lockout or r.block > 0
   definitions[i] = r
 end
 
@@ -122,75 +123,77 @@ local function take_keys(r, cost)
   end
 end
 
--- Rule `r`'s lockout length (µs) at `level`, and the level capped at the first whose length reaches max (what the key
--- stores). An escalating lockout lasts base × factor^level ms, rounded to the nearest ms, at most max: factor^level
--- is taken as products, not `^`, whose last bit may differ from V8's (twin: lib/algorithms/lockout.escalation.ts).
--- At most 100 products: define-rule.ts refuses a rule that needs more to reach max.
-local function lockout_length(r, level)
-  if not r.factor then
-    return r.block, 0
-  end
-  local length, i = r.block / 1000, 0
-  while i < level and length < r.max do
-    length = length * r.factor
-    i = i + 1
-  end
-  return min(floor(length + 0.5), r.max) * 1000, i
-end
-
--- The lockout's time left (µs) when rule `r` is locked out, else nil. The lockout key holds when it started and its
--- level ('start' at level 0, else 'start:level'), kept in r.started and r.level for lock_out. The current rule's
--- length applies (a shortened one at once); at most that length from now, even if the clock stepped back.
-local function lockout_left(r)
-  r.started = nil
-  if r.block == 0 then
-    return nil
-  end
-  local raw = rcall('GET', r.block_key)
-  if not raw then
-    return nil
-  end
-  local level = 0
-  local colon = string.find(raw, ':', 1, true)
-  if colon then
-    level = tonumber(string.sub(raw, colon + 1))
-    raw = string.sub(raw, 1, colon - 1)
-  end
-  r.started, r.level = tonumber(raw), level
-  local length = lockout_length(r, level)
-  local left = min(r.started + length - now, length)
-  if left > 0 then
-    return left
-  end
-  return nil
-end
-
--- A locked-out rule's decision. The algorithm is asked too, writing nothing: the wait reported must also be enough
--- to pass it then; if it would pass, its state is reported as it is, not as after a charge that is not made.
-local function locked_out(r, left)
-  local allowed, _, reset, retry = r.algorithm.check(r, now, r.cost, false)
-  if allowed then
-    allowed, _, reset, retry = r.algorithm.check(r, now, 0, false)
-  end
-  return false, 0, max(reset, left), retry < 0 and -1 or max(retry, left)
-end
-
--- Starts rule `r`'s lockout after a refusal (lockout_left has read its key). An escalating lockout goes one level up
--- when the previous one ended less than forgetAfter ago, else back to 0; its key lives until forgetAfter after its
--- end, holding the level that long. The wait is the longer of the lockout and the algorithm's own: waiting the
--- lockout alone could be refused again, and start another lockout.
-local function lock_out(r, reset, retry)
-  local level, forget = 0, 0
-  if r.factor then
-    forget = r.forget
-    if r.started and now < r.started + lockout_length(r, r.level) + forget then
-      local _
-      _, level = lockout_length(r, r.level + 1)
+-- The lockout functions (their callers ask them only for a rule with a lockout), made only for a batch that has
+-- such a rule: a script's functions are made anew on every call, a measurable part of a small batch's time.
+local lockout_left, locked_out, lock_out
+if has_lockout then
+  -- Rule `r`'s lockout length (µs) at `level`, and the level capped at the first whose length reaches max (what the key
+  -- stores). An escalating lockout lasts base × factor^level ms, rounded to the nearest ms, at most max: factor^level
+  -- is taken as products, not `^`, whose last bit may differ from V8's (twin: lib/algorithms/lockout.escalation.ts).
+  -- At most 100 products: define-rule.ts refuses a rule that needs more to reach max.
+  local function lockout_length(r, level)
+    if not r.factor then
+      return r.block, 0
     end
+    local length, i = r.block / 1000, 0
+    while i < level and length < r.max do
+      length = length * r.factor
+      i = i + 1
+    end
+    return min(floor(length + 0.5), r.max) * 1000, i
   end
-  local length = lockout_length(r, level)
-  rcall('SET', r.block_key, level > 0 and int(now) .. ':' .. level or int(now), 'PX', (length + forget) / 1000)
-  return max(reset, length), retry < 0 and -1 or max(retry, length)
+
+  -- The lockout's time left (µs) when rule `r` is locked out, else nil. The lockout key holds when it started and its
+  -- level ('start' at level 0, else 'start:level'), kept in r.started and r.level for lock_out. The current rule's
+  -- length applies (a shortened one at once); at most that length from now, even if the clock stepped back.
+  function lockout_left(r)
+    r.started = nil
+    local raw = rcall('GET', r.block_key)
+    if not raw then
+      return nil
+    end
+    local level = 0
+    local colon = string.find(raw, ':', 1, true)
+    if colon then
+      level = tonumber(string.sub(raw, colon + 1))
+      raw = string.sub(raw, 1, colon - 1)
+    end
+    r.started, r.level = tonumber(raw), level
+    local length = lockout_length(r, level)
+    local left = min(r.started + length - now, length)
+    if left > 0 then
+      return left
+    end
+    return nil
+  end
+
+  -- A locked-out rule's decision. The algorithm is asked too, writing nothing: the wait reported must also be enough
+  -- to pass it then; if it would pass, its state is reported as it is, not as after a charge that is not made.
+  function locked_out(r, left)
+    local allowed, _, reset, retry = r.algorithm.check(r, now, r.cost, false)
+    if allowed then
+      allowed, _, reset, retry = r.algorithm.check(r, now, 0, false)
+    end
+    return false, 0, max(reset, left), retry < 0 and -1 or max(retry, left)
+  end
+
+  -- Starts rule `r`'s lockout after a refusal (lockout_left has read its key). An escalating lockout goes one level up
+  -- when the previous one ended less than forgetAfter ago, else back to 0; its key lives until forgetAfter after its
+  -- end, holding the level that long. The wait is the longer of the lockout and the algorithm's own: waiting the
+  -- lockout alone could be refused again, and start another lockout.
+  function lock_out(r, reset, retry)
+    local level, forget = 0, 0
+    if r.factor then
+      forget = r.forget
+      if r.started and now < r.started + lockout_length(r, r.level) + forget then
+        local _
+        _, level = lockout_length(r, r.level + 1)
+      end
+    end
+    local length = lockout_length(r, level)
+    rcall('SET', r.block_key, level > 0 and int(now) .. ':' .. level or int(now), 'PX', (length + forget) / 1000)
+    return max(reset, length), retry < 0 and -1 or max(retry, length)
+  end
 end
 
 local function push(allowed, remaining, reset, retry)
@@ -211,7 +214,7 @@ local function decide_one(op, r, cost)
     r.algorithm.refund(r, now, r.cost)
     return
   end
-  local left = lockout_left(r)
+  local left = r.block > 0 and lockout_left(r)
   if left then
     push(locked_out(r, left))
     return
@@ -246,7 +249,7 @@ local function decide_all(call)
   local decisions, all = {}, true
   for i = 1, count do
     local r = pool[i]
-    local left = lockout_left(r)
+    local left = r.block > 0 and lockout_left(r)
     local d
     if left then
       d = { locked_out(r, left) }

@@ -43,6 +43,7 @@ it('builds both formats on npm pack of a clone (prepack) and ships them with the
       'dist/stores/lua-script.loader.js',
       'dist/cjs/stores/lua-script.loader.js',
       'lua/includes/prelude.lua',
+      'lua/includes/exact.lua',
       'lua/includes/driver.lua',
     ]),
   );
