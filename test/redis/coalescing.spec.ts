@@ -48,6 +48,27 @@ describe('RedisStore coalescing', () => {
     expect(decisions.map((d) => d.remaining)).toEqual(Array.from({ length: 30 }, (_, i) => 99 - i));
   });
 
+  it('sends the calls made in separate callbacks of one turn of the event loop, while a batch is in flight, as one script call', async () => {
+    // Two HTTP requests read in one turn reach the guard in two I/O callbacks: their decisions share one batch.
+    const s = store();
+    await s.peek('warm', rule);
+    await admin.config('RESETSTAT');
+    redis.process!.kill('SIGSTOP');
+    const first = s.consume('k', rule);
+    const later = await new Promise<Promise<unknown>[]>((resolve) => {
+      const calls: Promise<unknown>[] = [];
+      setImmediate(() => calls.push(s.consume('k', rule)));
+      setImmediate(() => {
+        calls.push(s.consume('k', rule));
+        // The batch goes out in the next turn's check phase.
+        setImmediate(() => setImmediate(() => resolve(calls)));
+      });
+    });
+    redis.process!.kill('SIGCONT');
+    await Promise.all([first, ...later]);
+    expect(await scriptCalls(admin)).toBe(2);
+  });
+
   it('sends a batch no larger than coalesce.maxBatch', async () => {
     const s = store({ coalesce: { maxBatch: 10 } });
     await s.peek('warm', rule);
