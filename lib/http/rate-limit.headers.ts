@@ -22,7 +22,7 @@ export function rateLimitHeaders(mode: RateLimitHeadersMode, outcomes: readonly 
   const headers: [string, string][] = [];
   if (mode === 'draft' || mode === 'both') {
     // q per w is the rule's quota per window: for GCRA its limit, not the burst `decision.limit` reports.
-    headers.push(['RateLimit-Policy', outcomes.map(({ rule }) => `"${rule.name}";q=${rule.limit};w=${seconds(rule.windowMs)}`).join(', ')]);
+    headers.push(['RateLimit-Policy', outcomes.length === 1 ? policyMember(outcomes[0].rule) : outcomes.map(({ rule }) => policyMember(rule)).join(', ')]);
     headers.push(['RateLimit', outcomes.map(({ rule, decision }) => `"${rule.name}";r=${decision.remaining};t=${seconds(decision.resetAfterMs)}`).join(', ')]);
   }
   if (mode === 'legacy' || mode === 'both') {
@@ -44,6 +44,14 @@ export function rateLimitHeaders(mode: RateLimitHeadersMode, outcomes: readonly 
   if (!allowed) headers.push(['Retry-After', String(seconds(retryAfterMs(outcomes)))]);
   return headers;
 }
+
+/** A rule's member of RateLimit-Policy: the same for every request, so built once per rule (rules are immutable). */
+function policyMember(rule: RateLimitRule): string {
+  let member = POLICY_MEMBERS.get(rule);
+  if (member === undefined) POLICY_MEMBERS.set(rule, (member = `"${rule.name}";q=${rule.limit};w=${seconds(rule.windowMs)}`));
+  return member;
+}
+const POLICY_MEMBERS = new WeakMap<RateLimitRule, string>();
 
 /** The wait before the same request can pass: the longest among the rules that refused. */
 export function retryAfterMs(outcomes: readonly RuleOutcome[]): number {
