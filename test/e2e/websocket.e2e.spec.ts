@@ -6,6 +6,7 @@ import { MessageBody, SubscribeMessage, WebSocketGateway } from '@nestjs/websock
 import { WebSocket } from 'ws';
 import { defineRule, RateLimit, RateLimitGuard, RateLimitModule, RateLimitService } from '../../lib/index.js';
 import { ManualClock } from '../support/manual.clock.js';
+import { WsClient } from './support/ws-client.js';
 
 @WebSocketGateway()
 class EchoGateway {
@@ -23,62 +24,18 @@ class EchoGateway {
   }
 }
 
-interface Message {
-  event: string;
-  data: unknown;
-}
-
-/** A `ws` client bound to a chosen loopback address, reading the gateway's replies one at a time. */
-class Client {
-  private readonly inbox: Message[] = [];
-  private readonly waiting: ((message: Message) => void)[] = [];
-
-  private constructor(readonly socket: WebSocket) {
-    socket.on('message', (raw) => {
-      const message = JSON.parse(raw.toString()) as Message;
-      const waiter = this.waiting.shift();
-      if (waiter) waiter(message);
-      else this.inbox.push(message);
-    });
-  }
-
-  static async connect(port: number, localAddress: string): Promise<Client> {
-    const socket = new WebSocket(`ws://127.0.0.1:${port}/`, { localAddress });
-    await new Promise<void>((resolve, reject) => {
-      socket.once('open', () => resolve());
-      socket.once('error', reject);
-    });
-    return new Client(socket);
-  }
-
-  /** Sends one message and waits for the gateway's answer to it. */
-  request(event: string, data: unknown): Promise<Message> {
-    const reply = this.inbox.length > 0 ? Promise.resolve(this.inbox.shift()!) : new Promise<Message>((resolve) => this.waiting.push(resolve));
-    this.socket.send(JSON.stringify({ event, data }));
-    return reply;
-  }
-
-  close(): Promise<void> {
-    if (this.socket.readyState === WebSocket.CLOSED) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.socket.once('close', () => resolve());
-      this.socket.close();
-    });
-  }
-}
-
 const REFUSED = { event: 'exception', data: { statusCode: 429, message: 'Too Many Requests', retryAfter: 60 } };
 
 describe('WebSocket gateway (platform-ws)', () => {
   const clock = new ManualClock();
-  const clients: Client[] = [];
+  const clients: WsClient[] = [];
   let app: INestApplication;
   let port: number;
   let lastHost = 1;
   /** Every test counts for its own client address: 127.0.0.2, 127.0.0.3, ... (all loopback on Linux). */
   const nextAddress = () => `127.0.0.${++lastHost}`;
   const connect = async (address: string) => {
-    const client = await Client.connect(port, address);
+    const client = await WsClient.connect(port, { localAddress: address });
     clients.push(client);
     return client;
   };

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { killChildrenAfterEach } from '../support/child-processes.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 
 const LEASER = fileURLToPath(new URL('./fixtures/leaser.mjs', import.meta.url));
@@ -9,18 +10,7 @@ const ROUNDS = 60;
 const LIMIT = 3;
 
 /** The leaser processes started by the running test: killed after it, so a failed test leaves none waiting for "go". */
-const running = new Set<ChildProcess>();
-afterEach(async () => {
-  const left = [...running].filter((child) => child.exitCode === null && child.signalCode === null);
-  running.clear();
-  await Promise.all(
-    left.map((child) => {
-      const closed = new Promise((resolve) => child.once('close', resolve));
-      child.kill('SIGKILL');
-      return closed;
-    }),
-  );
-});
+const running = killChildrenAfterEach();
 
 /** The child's next line of output; fails once its output has ended without one ('close': every line read). */
 function nextLine(child: ChildProcess): Promise<string> {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { RateLimitAlgorithm } from '../../lib/index.js';
+import { killChildrenAfterEach } from '../support/child-processes.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 
 const HAMMER = fileURLToPath(new URL('./fixtures/hammer.mjs', import.meta.url));
@@ -9,18 +10,7 @@ const CALLS = 500;
 const LIMIT = 1000;
 
 /** The hammer processes started by the running test: killed after it, so a failed test leaves none waiting for "go". */
-const running = new Set<ChildProcess>();
-afterEach(async () => {
-  const left = [...running].filter((child) => child.exitCode === null && child.signalCode === null);
-  running.clear();
-  await Promise.all(
-    left.map((child) => {
-      const closed = new Promise((resolve) => child.once('close', resolve));
-      child.kill('SIGKILL');
-      return closed;
-    }),
-  );
-});
+const running = killChildrenAfterEach();
 
 /** Output lines of a child, as they come; fails once its output has ended ('close', not 'exit': every line read). */
 function lines(child: ChildProcess): AsyncIterator<string> {
