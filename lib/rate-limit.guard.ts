@@ -72,7 +72,11 @@ export class RateLimitGuard implements CanActivate {
       const policy = policies[i];
       let tracker: string;
       if (policy.key.kind === 'ip') {
-        if (ip === undefined) ip = await this.tracker(request, context);
+        if (ip === undefined) {
+          // Awaited only when the hook is asynchronous: the default one answers at once, on every request.
+          const own = this.getTracker(request, context);
+          ip = this.checkedTracker(own instanceof Promise ? await own : own);
+        }
         tracker = `ip:${ip}`;
       } else {
         const resolved = resolveRequestKey(policy.key, request as KeyedRequest, context);
@@ -84,7 +88,10 @@ export class RateLimitGuard implements CanActivate {
           throw new BadRequestException(`Rate limit key "${policy.key.label}" is missing from the request`);
         } else {
           // Never one shared bucket for everyone without the key: per client IP, apart from the keyed trackers.
-          if (ip === undefined) ip = await this.tracker(request, context);
+          if (ip === undefined) {
+            const own = this.getTracker(request, context);
+            ip = this.checkedTracker(own instanceof Promise ? await own : own);
+          }
           tracker = `no-${policy.key.label}:ip:${ip}`;
         }
       }
@@ -185,8 +192,7 @@ export class RateLimitGuard implements CanActivate {
   }
 
   /** The tracker hook's answer, which must be a non-empty string: anything else would pool clients into one bucket. */
-  private async tracker(request: HttpRequestLike, context: ExecutionContext): Promise<string> {
-    const tracker = await this.getTracker(request, context);
+  private checkedTracker(tracker: unknown): string {
     if (typeof tracker !== 'string' || tracker === '') this.refuseUndecidable(`getTracker returned ${JSON.stringify(tracker)}, not a non-empty string`);
     return tracker;
   }

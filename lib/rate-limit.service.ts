@@ -49,6 +49,11 @@ export class RateLimitService {
   private readonly observer: DecisionObserver;
   /** Where the leases of concurrency rules are kept. */
   readonly leases: LeaseStore;
+  /**
+   * The store when it is the MemoryStore class itself, which `decide` calls synchronously. Not a subclass: one may
+   * override consume/consumeAll (to count calls, say), and is called as any store.
+   */
+  private readonly syncStore?: MemoryStore;
 
   constructor(
     @Inject(RATE_LIMIT_STORE) readonly store: RateLimitStore,
@@ -62,6 +67,7 @@ export class RateLimitService {
     if (settings.blockCacheKeys > 0) this.blockCache = new LocalBlockCache(settings.blockCacheKeys, settings.clock, settings.blockCacheBytes);
     this.observer = new DecisionObserver(settings, metrics, audit);
     this.blockCacheVersion = policies.version;
+    if (Object.getPrototypeOf(store) === MemoryStore.prototype) this.syncStore = store as MemoryStore;
   }
 
   /**
@@ -156,9 +162,8 @@ export class RateLimitService {
         }
         generation = cache.generation;
       }
-      // The memory store decides synchronously: no promise and no turn of the microtask queue in between. Only
-      // the class itself: a subclass may override consume/consumeAll (to count calls, say), and is called as any store.
-      if (Object.getPrototypeOf(this.store) === MemoryStore.prototype && !hasShadowRules(entries)) return Promise.resolve(this.decided(entries, (this.store as MemoryStore).consumeAllNow(entries, 1), started, rulesVersion, signature, generation));
+      // The memory store decides synchronously: no promise and no turn of the microtask queue in between.
+      if (this.syncStore && !hasShadowRules(entries)) return Promise.resolve(this.decided(entries, this.syncStore.consumeAllNow(entries, 1), started, rulesVersion, signature, generation));
     } catch (error) {
       return Promise.reject(error);
     }

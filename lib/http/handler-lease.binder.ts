@@ -6,6 +6,7 @@ import type { RuleKey } from '../interfaces/store.interface.js';
 import type { RateLimitService } from '../rate-limit.service.js';
 import { asShadow } from '../shadow/shadow-mode.decider.js';
 import { leaseNotAsked } from '../stores/lease.decisions.js';
+import { releaseAll } from '../stores/lease.holder.js';
 
 /** Sets the headers of a refused call and throws its refusal, as the guard does for its own (RateLimitGuard builds it). */
 export type RefuseCall = (result: MultiDecision) => unknown;
@@ -123,9 +124,6 @@ function leaseDecision(result: LeaseResult): Decision {
   return { allowed: acquired, limit, remaining, resetAfterMs: retryAfterMs, retryAfterMs, ...(degraded ? { degraded } : {}) };
 }
 
-function releaseAll(leases: readonly Lease[]): void {
-  for (const lease of leases) void lease.release();
-}
 
 type Emitter = { once(event: string, listener: () => void): unknown; off?(event: string, listener: () => void): unknown };
 

@@ -4,6 +4,7 @@ import type { Lease } from '../interfaces/lease-store.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
 import type { RateLimitService } from '../rate-limit.service.js';
 import { decideDeferringLeases, type RefuseCall } from './handler-lease.binder.js';
+import { releaseAll } from '../stores/lease.holder.js';
 
 /** Whether a request's rules include a concurrency rule, whose leases the guard must hold for the request. */
 export function hasLeaseRules(entries: readonly RuleKey[]): boolean {
@@ -35,9 +36,6 @@ export async function decideHoldingLeases(
   return result;
 }
 
-function releaseAll(leases: readonly Lease[]): void {
-  for (const lease of leases) void lease.release();
-}
 
 type NodeResponse = { once(event: string, listener: () => void): unknown; writableFinished?: boolean; destroyed?: boolean };
 

@@ -33,3 +33,8 @@ export function holdLease(handle: LeaseHandle, leaseMs: number, onError?: (error
     },
   };
 }
+
+/** Releases every lease of a call without waiting: each release settles on its own (see `release`). */
+export function releaseAll(leases: readonly Lease[]): void {
+  for (const lease of leases) void lease.release();
+}

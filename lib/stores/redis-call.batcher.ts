@@ -14,8 +14,9 @@ export interface PendingCall extends ScriptCall {
 
 /**
  * Sends a batch and settles every call of it: each with its part of the reply, or all with the batch's error.
- * It calls `landed` once, when the batch's reply (or failure) is in and before it settles any call, so that a
- * caller that awaited its decision and calls again finds no batch in flight, and its call goes out at once.
+ * It calls `landed` once, when the batch's reply (or failure) is in. A batch sent as one script call calls it before
+ * settling any call, so that a caller that awaited its decision and calls again finds no batch in flight, and its
+ * call goes out at once; a Cluster batch split over nodes calls it once every node has answered.
  */
 export type BatchSender = (calls: PendingCall[], landed: () => void) => void;
 
