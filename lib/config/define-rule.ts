@@ -1,5 +1,5 @@
 import { parseDuration, parseInteger } from './duration.parser.js';
-import { compileLockout } from './lockout.option.js';
+import { boundedDuration, compileLockout } from './lockout.option.js';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
 import { MAX_EXACT_UNITS, reducedInterval } from '../algorithms/exact-instant.js';
 import type { FailurePolicy, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions } from '../interfaces/rule.interface.js';
@@ -10,12 +10,19 @@ export const DEFAULT_SEGMENTS = 10;
 const MAX_SEGMENTS = 1000;
 const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'lockout', 'refill', 'burst', 'failurePolicy', 'leaseMs']);
 export const FAILURE_POLICIES: readonly FailurePolicy[] = ['open', 'closed', 'memory'];
+
+/** A failure policy as written in a rule or the module's options, the error naming `field`. */
+export function checkFailurePolicy(value: unknown, field: string): FailurePolicy {
+  if (!FAILURE_POLICIES.includes(value as FailurePolicy)) throw new RateLimitConfigError(field, value, `one of ${FAILURE_POLICIES.join(', ')}`);
+  return value as FailurePolicy;
+}
 const ONLY_FOR: Record<string, RateLimitAlgorithm> = { segments: 'sliding-window', refill: 'token-bucket', burst: 'gcra', leaseMs: 'concurrency' };
 /** A lease nobody releases lasts this long: longer than any request an app lets run, short enough to recover slots a crash left. */
 export const DEFAULT_LEASE_MS = 120_000;
 /** Shortest `leaseMs`: renewal runs every half lease, and a renewal must reach Redis before the lease runs out. */
 export const MIN_LEASE_MS = 1_000;
-const RULE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+/** What a rule name may be: it is part of every Redis key and metric label of the rule. */
+export const RULE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
  * Longest `window` and lockout (`blockMs`, and an escalating lockout's `max` and `forgetAfter`) of any rule, in ms: 366 days (a year, leap or not; `'1y'` passes). The scripts
@@ -61,10 +68,7 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
 
   if (algorithm === 'concurrency') return concurrencyRule(options, name, path);
 
-  const failurePolicy = options.failurePolicy;
-  if (failurePolicy !== undefined && !FAILURE_POLICIES.includes(failurePolicy)) {
-    throw new RateLimitConfigError(`${path}.failurePolicy`, failurePolicy, `one of ${FAILURE_POLICIES.join(', ')}`);
-  }
+  const failurePolicy = options.failurePolicy === undefined ? undefined : checkFailurePolicy(options.failurePolicy, `${path}.failurePolicy`);
   const limit = parseInteger(options.limit, `${path}.limit`, 1);
   const windowMs = parseDuration(options.window, `${path}.window`);
   const lockout = compileLockout(options, path, MAX_WINDOW_MS);
@@ -131,15 +135,9 @@ function concurrencyRule(options: RateLimitRuleOptions, name: string, path: stri
       throw new RateLimitConfigError(`${path}.${field}`, options[field], `no value: the concurrency algorithm has no ${field === 'window' ? 'window (a lease lasts "leaseMs")' : 'lockout (a refusal lasts until a lease is released)'}`);
     }
   }
-  const failurePolicy = options.failurePolicy;
-  if (failurePolicy !== undefined && !FAILURE_POLICIES.includes(failurePolicy)) {
-    throw new RateLimitConfigError(`${path}.failurePolicy`, failurePolicy, `one of ${FAILURE_POLICIES.join(', ')}`);
-  }
+  const failurePolicy = options.failurePolicy === undefined ? undefined : checkFailurePolicy(options.failurePolicy, `${path}.failurePolicy`);
   const limit = parseInteger(options.limit, `${path}.limit`, 1);
-  const leaseMs = parseDuration(options.leaseMs ?? DEFAULT_LEASE_MS, `${path}.leaseMs`);
-  if (leaseMs < MIN_LEASE_MS || leaseMs > MAX_WINDOW_MS) {
-    throw new RateLimitConfigError(`${path}.leaseMs`, options.leaseMs, `a duration of ${MIN_LEASE_MS} ms to ${MAX_WINDOW_MS} ms (366 days)`);
-  }
+  const leaseMs = boundedDuration(options.leaseMs ?? DEFAULT_LEASE_MS, `${path}.leaseMs`, MIN_LEASE_MS, MAX_WINDOW_MS);
   return Object.freeze({ name, algorithm: 'concurrency', limit, windowMs: leaseMs, leaseMs, segments: 1, blockMs: 0, refill: limit, burst: limit, ...(failurePolicy ? { failurePolicy } : {}) });
 }
 

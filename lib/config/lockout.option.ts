@@ -56,7 +56,7 @@ function escalating(options: EscalatingLockoutOptions, path: string, maxMs: numb
 }
 
 /** A duration from `min` to `max` ms, the error naming the field, the value and both bounds. */
-function boundedDuration(value: Duration, field: string, min: number, max: number): number {
+export function boundedDuration(value: Duration, field: string, min: number, max: number): number {
   const ms = parseDuration(value, field, { allowZero: min === 0 });
   if (ms < min || ms > max) {
     const days = max % 86_400_000 === 0 ? ` (${max / 86_400_000} days)` : '';

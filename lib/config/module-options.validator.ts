@@ -9,7 +9,7 @@ import type { RejectionAuditOptions } from '../observability/rejection.audit.js'
 import type { CircuitBreakerOptions } from '../resilience/circuit-breaker.js';
 import { DEFAULT_BLOCK_CACHE_BYTES, DEFAULT_BLOCK_CACHE_KEYS } from '../resilience/local-block.cache.js';
 import { DEFAULT_MAX_BATCH } from '../stores/redis-call.batcher.js';
-import { FAILURE_POLICIES } from './define-rule.js';
+import { checkFailurePolicy } from './define-rule.js';
 import { userAgentPatterns } from './policy.compiler.js';
 
 /** The module options after validation, as the guard and the service read them. */
@@ -89,8 +89,7 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
     throw new RateLimitConfigError('refreshIntervalMs', refreshIntervalMs, 'an integer number of milliseconds, 0 or more');
   }
   if (refreshIntervalMs > 0 && !options.config) throw new RateLimitConfigError('refreshIntervalMs', refreshIntervalMs, '0 unless "config" is set');
-  const failurePolicy = options.failurePolicy ?? 'memory';
-  if (!FAILURE_POLICIES.includes(failurePolicy)) throw new RateLimitConfigError('failurePolicy', failurePolicy, `one of ${FAILURE_POLICIES.join(', ')}`);
+  const failurePolicy = checkFailurePolicy(options.failurePolicy ?? 'memory', 'failurePolicy');
   const timeoutMs = positiveInteger(options.timeoutMs ?? 50, 'timeoutMs');
   const coalesceOption = options.coalesce ?? {};
   if (coalesceOption !== false && (coalesceOption === null || typeof coalesceOption !== 'object')) throw new RateLimitConfigError('coalesce', coalesceOption, 'false or { maxBatch? }');

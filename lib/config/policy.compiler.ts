@@ -1,4 +1,4 @@
-import { defineRule, maxCost } from './define-rule.js';
+import { defineRule, maxCost, RULE_NAME } from './define-rule.js';
 import { parseInteger } from './duration.parser.js';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
 import { compileResolvablePolicy, resolvedFields } from './resolvable-policy.compiler.js';
@@ -110,8 +110,8 @@ export function compileRoutePolicy(options: RateLimitPolicyOptions, name: string
     policy = compilePolicy(options, name, path);
   } else {
     const { guard } = splitPolicyOptions(options);
-    const { key, shared, keyRequired, skipIf, ignoreUserAgents, mode } = compileGuardFields(guard, path);
-    const guardFields = { key, shared, keyRequired, ...(skipIf ? { skipIf } : {}), ...(ignoreUserAgents ? { ignoreUserAgents } : {}), ...withMode(mode) };
+    // The cost may be a function here: the resolvable policy resolves it per request.
+    const { cost: _cost, ...guardFields } = compileGuardFields(guard, path);
     policy = compileResolvablePolicy(options, name, path, fields, guardFields, (resolved) => compilePolicy(resolved, name, path));
   }
   sources.set(policy, options);
@@ -195,7 +195,6 @@ export function defaultNameField(defaultRule: RateLimitRulesConfig['defaultRule'
   return Array.isArray(defaultRule) ? (i) => `${path}[${i}].name` : () => path;
 }
 
-const RULE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const IP_KEY: KeySpec = Object.freeze({ kind: 'ip', label: 'ip' });
 const USER_KEY: KeySpec = Object.freeze({ kind: 'user', label: 'user' });
 

@@ -38,11 +38,6 @@ export class RateLimitPolicies {
     return this.current.defaults;
   }
 
-  /** The default rule named `'default'` (the single-object `defaultRule`), if any. */
-  get defaultPolicy(): RateLimitPolicy | undefined {
-    return this.current.defaults.find((policy) => policy.name === 'default');
-  }
-
   /** The named rule or default rule of this name, or undefined. `'default'` names the single default rule. */
   get(name: string): RateLimitPolicy | undefined {
     return this.current.named.get(name) ?? this.current.defaults.find((policy) => policy.name === name);

@@ -1,4 +1,4 @@
-import { RateLimitTimeoutError } from './with-timeout.js';
+import { RateLimitTimeoutError } from './rate-limit-timeout.error.js';
 
 /** One call waiting for its store. `reject` is the raced promise's, called only if the store is late. */
 interface Pending {

@@ -21,7 +21,7 @@ export interface ResilientStoreOptions {
   onCircuitChange?: (state: CircuitState) => void;
 }
 
-export { RateLimitTimeoutError } from './with-timeout.js';
+export { RateLimitTimeoutError } from './rate-limit-timeout.error.js';
 
 // The strictest policy of the rules of one request decides for all of them.
 const STRICTNESS: Record<FailurePolicy, number> = { open: 0, memory: 1, closed: 2 };
@@ -58,7 +58,8 @@ export class ResilientStore implements RateLimitStore {
 
   async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
     // Every entry, and what only a whole call shows (repeats adding up past a limit, one name with two definitions).
-    mergeCall(entries, cost, 'consume');
+    if (entries.length === 1) checkEntry(entries[0].key, entries[0].rule, entries[0].cost ?? cost, 'consume');
+    else mergeCall(entries, cost, 'consume');
     return this.guarded(
       'consumeAll',
       () => this.primary.consumeAll(entries, cost),

@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { once } from 'node:events';
 import { createServer, Socket, type AddressInfo } from 'node:net';
 import { DeadlineQueue } from '../../lib/resilience/deadline.queue.js';
-import { RateLimitTimeoutError } from '../../lib/resilience/with-timeout.js';
+import { RateLimitTimeoutError } from '../../lib/resilience/rate-limit-timeout.error.js';
 
 /** A promise settled from outside, as a store's reply is. */
 function deferred<T = string>() {
