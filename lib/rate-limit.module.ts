@@ -26,18 +26,26 @@ import { createLeaseStore } from './stores/lease-store.factory.js';
 const STORE_HANDLE = Symbol('RATE_LIMIT_STORE_HANDLE');
 const logger = new Logger('RateLimit');
 
+/**
+ * What a store failure is told to: the metric, under `metricPrefix` + the operation, and a throttled log line with
+ * the connection's own explanation of the error when it has one.
+ */
+function storeErrorReporter(handle: StoreHandle, metrics: RateLimitMetrics, what: string, metricPrefix = '') {
+  const errors = new ThrottledLog(logger);
+  return (error: Error, op: string) => {
+    metrics.storeError(`${metricPrefix}${op}`);
+    errors.error(`Rate-limit ${what} failed (${op}): ${handle.connectionErrors?.explain(error) ?? error.message}; the failure policy decides meanwhile`);
+  };
+}
+
 /** Redis behind the failure policy, timeout and circuit breaker; the memory store as it is. */
 function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metrics: RateLimitMetrics) {
   if (handle.store instanceof MemoryStore) return handle.store;
-  const errors = new ThrottledLog(logger);
   const store = new ResilientStore(handle.store, new MemoryStore({ keyPrefix: settings.keyPrefix, clock: settings.clock }), {
     timeoutMs: settings.timeoutMs,
     failurePolicy: settings.failurePolicy,
     circuitBreaker: settings.circuitBreaker,
-    onError: (error, op) => {
-      metrics.storeError(op);
-      errors.error(`Rate-limit store failed (${op}): ${handle.connectionErrors?.explain(error) ?? error.message}; the failure policy decides meanwhile`);
-    },
+    onError: storeErrorReporter(handle, metrics, 'store'),
     onCircuitChange: (state) => {
       metrics.circuit(state);
       if (state === 'open') logger.warn('Circuit to the rate-limit store opened: deciding by the failure policy without calling it');
@@ -71,13 +79,8 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
     {
       provide: RATE_LIMIT_LEASE_STORE,
       inject: [STORE_HANDLE, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE, RATE_LIMIT_METRICS],
-      useFactory: (handle: StoreHandle, settings: RateLimitSettings, store: RateLimitStore, metrics: RateLimitMetrics) => {
-        const errors = new ThrottledLog(logger);
-        return createLeaseStore(handle, settings, store, (error, op) => {
-          metrics.storeError(`lease-${op}`);
-          errors.error(`Rate-limit lease store failed (${op}): ${handle.connectionErrors?.explain(error) ?? error.message}; the failure policy decides meanwhile`);
-        });
-      },
+      useFactory: (handle: StoreHandle, settings: RateLimitSettings, store: RateLimitStore, metrics: RateLimitMetrics) =>
+        createLeaseStore(handle, settings, store, storeErrorReporter(handle, metrics, 'lease store', 'lease-')),
     },
     {
       provide: RATE_LIMIT_AUDIT,

@@ -4,7 +4,7 @@ import type { Lease, LeaseHandle } from '../interfaces/lease-store.interface.js'
  * A lease as the service hands it out: renewed every `leaseMs / 2` by an unref'd timer (a request longer than
  * `leaseMs` keeps its slot; a crashed process stops renewing, and its slots free `leaseMs` later), released once.
  */
-export function holdLease(handle: LeaseHandle, leaseMs: number, onError?: (error: Error) => void): Lease {
+export function holdLease(handle: LeaseHandle, leaseMs: number): Lease {
   let released = false;
   let releasing: Promise<void> | undefined;
   const timer = setInterval(() => {
@@ -13,7 +13,8 @@ export function holdLease(handle: LeaseHandle, leaseMs: number, onError?: (error
         // Lost (expired while the process stalled, or its key was deleted): its slot may be someone else's now.
         if (!held) stop();
       },
-      (error: Error) => onError?.(error),
+      // ResilientLeaseStore reports a failed renewal; the next tick tries again.
+      () => undefined,
     );
   }, Math.max(1, Math.floor(leaseMs / 2)));
   timer.unref();
@@ -28,7 +29,7 @@ export function holdLease(handle: LeaseHandle, leaseMs: number, onError?: (error
     },
     release() {
       stop();
-      releasing ??= handle.release().catch((error: Error) => onError?.(error));
+      releasing ??= handle.release().catch(() => undefined);
       return releasing;
     },
   };

@@ -3,6 +3,7 @@ import type { LeaseDecision, LeaseHandle, LeaseStore } from '../interfaces/lease
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import { leaseKey } from '../keys/key.builder.js';
 import { checkLeaseCall, newLeaseId } from './lease.check.js';
+import { monotonic } from './monotonic.clock.js';
 
 export interface MemoryLeaseStoreOptions {
   /** Prefix of every key, as in the Redis store (keys are only map keys here). @default 'rl' */
@@ -11,7 +12,6 @@ export interface MemoryLeaseStoreOptions {
   clock?: Clock;
 }
 
-const monotonic: Clock = () => performance.timeOrigin + performance.now();
 
 /**
  * The leases of concurrency rules in this process: the in-memory twin of lua/concurrency.lua, step by step

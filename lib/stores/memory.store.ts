@@ -9,8 +9,9 @@ import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import { memoryTrackerKey } from '../keys/key.builder.js';
 import { checkEntry } from './call.validator.js';
 import { MemoryKeyTable } from './memory-key.table.js';
+import { monotonic } from './monotonic.clock.js';
 import { MemoryRulePlans, type MemoryRulePlan } from './memory-rule.plan.js';
-import { ceilMs, expandDecisions, mergeCall, type StoreOp } from './store.plan.js';
+import { ceilMs, expandDecisions, mergeCall, toDecision, type StoreOp } from './store.plan.js';
 
 export interface MemoryStoreOptions {
   /** Prefix of every key, as in Redis. @default 'rl' */
@@ -24,7 +25,6 @@ export interface MemoryStoreOptions {
   maxKeys?: number;
 }
 
-const monotonic: Clock = () => performance.timeOrigin + performance.now();
 
 /**
  * The embedded store: the same algorithms as the Lua scripts (their twins in `algorithms/*.memory.ts`) and the
@@ -241,12 +241,5 @@ const lockoutUs = (plan: MemoryRulePlan, level: number): number => (plan.rule.lo
 
 /** The Decision for one rule from its check result (µs rounded up to ms, as the Lua `ceil_ms`). */
 function decision(plan: MemoryRulePlan, out: CheckResult): Decision {
-  const allowed = out.allowed;
-  return {
-    allowed,
-    limit: plan.capacity,
-    remaining: out.remaining > 0 ? out.remaining : 0,
-    resetAfterMs: ceilMs(out.resetAfterUs),
-    retryAfterMs: allowed ? 0 : out.retryAfterUs < 0 ? -1 : ceilMs(out.retryAfterUs),
-  };
+  return toDecision(plan.capacity, out.allowed, out.remaining, ceilMs(out.resetAfterUs), out.retryAfterUs < 0 ? -1 : ceilMs(out.retryAfterUs));
 }

@@ -90,7 +90,8 @@ export function checkReply(reply: unknown, calls: readonly ScriptCall[]): assert
  */
 export function decodeDecision(rule: PlannedRule, reply: readonly number[], at: number): Decision {
   const status = reply[at];
-  return status >= 0 ? toDecision(rule, true, status, reply[at + 1], reply[at + 2]) : toDecision(rule, false, -1 - status, reply[at + 1], reply[at + 2]);
+  const limit = rule.definition.capacity(rule.rule);
+  return status >= 0 ? toDecision(limit, true, status, reply[at + 1], reply[at + 2]) : toDecision(limit, false, -1 - status, reply[at + 1], reply[at + 2]);
 }
 
 /** The decisions of a consume or peek call, from its 3 integers per rule starting at `at` in the batch's reply. */

@@ -5,10 +5,11 @@ import type { Decision, MultiDecision } from '../interfaces/decision.interface.j
 import type { RateLimitRule, WindowAlgorithm } from '../interfaces/rule.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
 import { ruleKeys, trackerSegment, type RuleKeys } from '../keys/key.builder.js';
-import { checkEntry } from './call.validator.js';
+import { checkEntry, type CallOp } from './call.validator.js';
 import { RateLimitCostError } from './rate-limit-cost.error.js';
 
-export type StoreOp = 'consume' | 'peek' | 'refund';
+/** What a store call does (see CallOp). */
+export type StoreOp = CallOp;
 
 /** One rule of a request, resolved into what both stores' drivers work with. */
 export interface PlannedRule {
@@ -130,11 +131,11 @@ export function expandDecisions(plan: { entryRule?: number[] }, result: MultiDec
   return { allowed: result.allowed, decisions: entryRule.map((j) => ({ ...result.decisions[j] })) };
 }
 
-/** The Decision for one rule, from the four numbers both drivers produce (times already in ms). */
-export function toDecision(planned: PlannedRule, allowed: boolean, remaining: number, resetAfterMs: number, retryAfterMs: number): Decision {
+/** The Decision for one rule, from what both drivers produce (times already in ms); `limit` is the rule's capacity. */
+export function toDecision(limit: number, allowed: boolean, remaining: number, resetAfterMs: number, retryAfterMs: number): Decision {
   return {
     allowed,
-    limit: planned.definition.capacity(planned.rule),
+    limit,
     remaining: Math.max(0, remaining),
     resetAfterMs: Math.max(0, resetAfterMs),
     retryAfterMs: allowed ? 0 : retryAfterMs,
