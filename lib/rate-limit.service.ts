@@ -16,8 +16,8 @@ import { RateLimitExceededException } from './rate-limit.exception.js';
 import { LocalBlockCache } from './resilience/local-block.cache.js';
 import { MemoryStore } from './stores/memory.store.js';
 import type { Lease, LeaseResult, LeaseStore } from './interfaces/lease-store.interface.js';
-import { leaseDecision, leaseNotAsked } from './stores/lease.decisions.js';
-import { holdLease } from './stores/lease.holder.js';
+import { leaseDecision, leaseNotAsked, withLeaseDecisions } from './stores/lease.decisions.js';
+import { holdLease, releaseAll } from './stores/lease.holder.js';
 import { MemoryLeaseStore } from './stores/memory-lease.store.js';
 import { asShadow, decideWithShadowRules, hasShadowRules } from './shadow/shadow-mode.decider.js';
 import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
@@ -216,31 +216,41 @@ export class RateLimitService {
 
   /**
    * `decide` for entries some of whose rules are concurrency rules, as the guard calls it: the rate rules decide
-   * first; if they admit, a lease is taken for each concurrency rule. If a lease is refused, the leases taken
-   * are released and the rate rules' units refunded, so a refused request holds and costs nothing. The leases
-   * of an admitted request are returned for the caller to release when the request ends.
+   * first; if they admit, a lease is taken for each concurrency rule (`takeLeasesAfter`). The leases of an admitted
+   * request are returned for the caller to release when the request ends.
    */
   async decideWithLeases(entries: readonly RuleKey[], rulesVersion = this.policies.version): Promise<MultiDecision & { leases: Lease[] }> {
-    const rated: RuleKey[] = [];
-    const leased: number[] = [];
-    entries.forEach((e, i) => (e.rule.algorithm === 'concurrency' ? leased.push(i) : rated.push(e)));
-    const rates = rated.length > 0 ? await this.decide(rated, rulesVersion) : { allowed: true, decisions: [] };
-    const decisions: Decision[] = [];
-    let r = 0;
-    const asked = rates.allowed ? await Promise.all(leased.map((i) => this.takeLease(entries[i].key, entries[i].rule))) : [];
-    for (let i = 0, l = 0; i < entries.length; i++) {
-      const entry = entries[i];
-      if (entry.rule.algorithm !== 'concurrency') {
-        decisions.push(rates.decisions[r++]);
-        continue;
-      }
-      const decision = rates.allowed ? asked[l++].decision : leaseNotAsked(entry.rule);
-      decisions.push(entry.shadow ? asShadow(decision) : decision);
+    const rated = await this.decideRates(entries, rulesVersion);
+    if (rated.rates.allowed) return this.takeLeasesAfter(rated);
+    return { allowed: false, decisions: withLeaseDecisions(entries, rated.rates.decisions, (entry) => leaseNotAsked(entry.rule)), leases: [] };
+  }
+
+  /** The first step of `decideWithLeases`: the rate rules of `entries` decided (and charged), no lease asked yet. */
+  async decideRates(entries: readonly RuleKey[], rulesVersion = this.policies.version): Promise<RatedRequest> {
+    const rated = entries.filter((entry) => entry.rule.algorithm !== 'concurrency');
+    return { entries, rated, rates: rated.length > 0 ? await this.decide(rated, rulesVersion) : NOTHING_RATED };
+  }
+
+  /**
+   * The second step, for a request whose rate rules admitted: a lease for each concurrency rule. If one is refused,
+   * the leases taken are released and the rate rules' units refunded (not those the failure policy admitted
+   * uncounted), so a refused request holds and costs nothing. If taking one fails, those taken are released.
+   */
+  async takeLeasesAfter({ entries, rated, rates }: RatedRequest): Promise<MultiDecision & { leases: Lease[] }> {
+    const leased = entries.filter((entry) => entry.rule.algorithm === 'concurrency');
+    const settled = await Promise.allSettled(leased.map((entry) => this.takeLease(entry.key, entry.rule)));
+    const leases = settled.flatMap((s) => (s.status === 'fulfilled' && s.value.lease ? [s.value.lease] : []));
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) {
+      releaseAll(leases);
+      throw failed.reason;
     }
-    const leases = asked.flatMap((a) => (a.lease ? [a.lease] : []));
+    const asked = settled.map((s) => (s as PromiseFulfilledResult<{ decision: Decision; lease?: Lease }>).value);
+    let l = 0;
+    const decisions = withLeaseDecisions(entries, rates.decisions, () => asked[l++].decision);
     // A shadow concurrency rule holds its lease when it gets one, and refuses nothing when it does not.
-    const allowed = rates.allowed && asked.every((a, l) => a.decision.allowed || entries[leased[l]].shadow === true);
-    if (rates.allowed && !allowed) {
+    const allowed = asked.every((a, i) => a.decision.allowed || leased[i].shadow === true);
+    if (!allowed) {
       await Promise.all(leases.map((lease) => lease.release()));
       await Promise.all(
         rated.map((e, i) => (rates.decisions[i].degraded === 'open' ? undefined : this.refund(e.key, e.rule, e.cost ?? 1).catch(() => undefined))),
@@ -304,6 +314,17 @@ export class RateLimitService {
     };
   }
 }
+
+/** A request's rate rules decided, for its leases to be taken after (`RateLimitService.takeLeasesAfter`). */
+export interface RatedRequest {
+  readonly entries: readonly RuleKey[];
+  /** The entries that are not concurrency rules, in order. */
+  readonly rated: readonly RuleKey[];
+  /** Their decision. */
+  readonly rates: MultiDecision;
+}
+
+const NOTHING_RATED: MultiDecision = { allowed: true, decisions: [] };
 
 /** A one-rule request's decision as a request's. */
 function alone(decision: Decision): MultiDecision {

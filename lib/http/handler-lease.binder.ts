@@ -1,11 +1,10 @@
 import type { ExecutionContext } from '@nestjs/common';
 import { finalize, Observable, type Subscription } from 'rxjs';
-import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
-import type { Lease, LeaseResult } from '../interfaces/lease-store.interface.js';
+import type { MultiDecision } from '../interfaces/decision.interface.js';
+import type { Lease } from '../interfaces/lease-store.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
 import type { RateLimitService } from '../rate-limit.service.js';
-import { asShadow } from '../shadow/shadow-mode.decider.js';
-import { leaseNotAsked } from '../stores/lease.decisions.js';
+import { leaseNotAsked, withLeaseDecisions } from '../stores/lease.decisions.js';
 import { releaseAll } from '../stores/lease.holder.js';
 
 /** Sets the headers of a refused call and throws its refusal, as the guard does for its own (RateLimitGuard builds it). */
@@ -17,8 +16,6 @@ export type TakeLeases = () => Promise<Lease[]>;
 /** Leases to take in RateLimitInterceptor, by the handler call's arguments (one array per call, shared by its guards and interceptors). */
 const pending = new WeakMap<object, TakeLeases>();
 
-const NOTHING_RATED: MultiDecision = { allowed: true, decisions: [] };
-
 /**
  * The guard's part for a call with no HTTP response to wait for (a WebSocket message, a GraphQL resolver without
  * one, another transport): decides (and charges) the rate rules, and leaves the leases of the concurrency rules
@@ -26,17 +23,19 @@ const NOTHING_RATED: MultiDecision = { allowed: true, decisions: [] };
  * holds nothing. Until then the concurrency rules report the lease as not yet asked.
  */
 export async function decideDeferringLeases(service: RateLimitService, entries: readonly RuleKey[], rulesVersion: number, context: ExecutionContext, refuse: RefuseCall): Promise<MultiDecision> {
-  const rated: RuleKey[] = [];
-  for (const entry of entries) if (entry.rule.algorithm !== 'concurrency') rated.push(entry);
-  const rates = rated.length > 0 ? await service.decide(rated, rulesVersion) : NOTHING_RATED;
-  if (rates.allowed) {
-    const take: TakeLeases = () => takeLeases(service, entries, rated, rates, refuse);
+  const rated = await service.decideRates(entries, rulesVersion);
+  if (rated.rates.allowed) {
+    const take: TakeLeases = async () => {
+      const { leases, ...result } = await service.takeLeasesAfter(rated);
+      if (!result.allowed) await refuse(result);
+      return leases;
+    };
     const args = context.getArgs();
     // A second RateLimitGuard on the same call (a global one and a gateway's own) adds its leases to the first's.
     const earlier = pending.get(args);
     pending.set(args, earlier ? () => takeBoth(earlier, take) : take);
   }
-  return { allowed: rates.allowed, decisions: mergeDecisions(entries, rates.decisions, (entry) => leaseNotAsked(entry.rule)) };
+  return { allowed: rated.rates.allowed, decisions: withLeaseDecisions(entries, rated.rates.decisions, (entry) => leaseNotAsked(entry.rule)) };
 }
 
 /** The leases the guard left for this handler call to take (not over HTTP), handed over once. */
@@ -69,30 +68,6 @@ export function holdingLeases<T>(take: TakeLeases, context: ExecutionContext, ha
   });
 }
 
-/**
- * Takes a lease for each concurrency rule (as `RateLimitService.decideWithLeases` does after the rate rules
- * admitted): if one is refused, releases those taken, refunds what the rate rules charged (not those the failure
- * policy admitted uncounted) and refuses the call.
- */
-async function takeLeases(service: RateLimitService, entries: readonly RuleKey[], rated: readonly RuleKey[], rates: MultiDecision, refuse: RefuseCall): Promise<Lease[]> {
-  const leased = entries.filter((entry) => entry.rule.algorithm === 'concurrency');
-  const settled = await Promise.allSettled(leased.map((entry) => service.acquire(entry.key, entry.rule)));
-  const leases = settled.flatMap((s) => (s.status === 'fulfilled' && s.value.lease ? [s.value.lease] : []));
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (failed) {
-    releaseAll(leases);
-    throw failed.reason;
-  }
-  const results = settled.map((s) => (s as PromiseFulfilledResult<LeaseResult>).value);
-  // A shadow concurrency rule holds its lease when it gets one, and refuses nothing when it does not.
-  if (results.every((result, l) => result.acquired || leased[l].shadow === true)) return leases;
-  await Promise.all(leases.map((lease) => lease.release()));
-  await Promise.all(rated.map((e, i) => (rates.decisions[i].degraded === 'open' ? undefined : service.refund(e.key, e.rule, e.cost ?? 1).catch(() => undefined))));
-  let l = 0;
-  await refuse({ allowed: false, decisions: mergeDecisions(entries, rates.decisions, () => leaseDecision(results[l++])) });
-  return [];
-}
-
 async function takeBoth(first: TakeLeases, second: TakeLeases): Promise<Lease[]> {
   const leases = await first();
   try {
@@ -102,28 +77,6 @@ async function takeBoth(first: TakeLeases, second: TakeLeases): Promise<Lease[]>
     throw error;
   }
 }
-
-/** The decision of every entry in order: the rate rules' as decided, the concurrency rules' from `lease` (marked when shadow). */
-function mergeDecisions(entries: readonly RuleKey[], rated: readonly Decision[], lease: (entry: RuleKey) => Decision): Decision[] {
-  const decisions: Decision[] = new Array(entries.length);
-  for (let i = 0, r = 0; i < entries.length; i++) {
-    const entry = entries[i];
-    if (entry.rule.algorithm !== 'concurrency') {
-      decisions[i] = rated[r++];
-      continue;
-    }
-    const decision = lease(entry);
-    decisions[i] = entry.shadow ? asShadow(decision) : decision;
-  }
-  return decisions;
-}
-
-/** `acquire`'s answer in the one `Decision` shape (as `leaseDecision` of stores/lease.decisions.ts gives it). */
-function leaseDecision(result: LeaseResult): Decision {
-  const { acquired, limit, remaining, retryAfterMs, degraded } = result;
-  return { allowed: acquired, limit, remaining, resetAfterMs: retryAfterMs, retryAfterMs, ...(degraded ? { degraded } : {}) };
-}
-
 
 type Emitter = { once(event: string, listener: () => void): unknown; off?(event: string, listener: () => void): unknown };
 

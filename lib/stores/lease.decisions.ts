@@ -1,4 +1,6 @@
 import type { Decision } from '../interfaces/decision.interface.js';
+import type { RuleKey } from '../interfaces/store.interface.js';
+import { asShadow } from '../shadow/shadow-mode.decider.js';
 import type { LeaseDecision } from '../interfaces/lease-store.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 
@@ -18,4 +20,22 @@ export function leaseDecision(d: LeaseDecision): Decision {
 /** A concurrency rule of a request that a rate rule refused first: no lease was asked for, none is held. */
 export function leaseNotAsked(rule: RateLimitRule): Decision {
   return { allowed: true, limit: rule.limit, remaining: rule.limit, resetAfterMs: 0, retryAfterMs: 0 };
+}
+
+/**
+ * The decision of every entry of a request in order: the rate rules' as `rated` decided them, the concurrency rules'
+ * from `lease` (called in order, marked when the rule is a shadow one).
+ */
+export function withLeaseDecisions(entries: readonly RuleKey[], rated: readonly Decision[], lease: (entry: RuleKey) => Decision): Decision[] {
+  const decisions: Decision[] = new Array(entries.length);
+  for (let i = 0, r = 0; i < entries.length; i++) {
+    const entry = entries[i];
+    if (entry.rule.algorithm !== 'concurrency') {
+      decisions[i] = rated[r++];
+      continue;
+    }
+    const decision = lease(entry);
+    decisions[i] = entry.shadow ? asShadow(decision) : decision;
+  }
+  return decisions;
 }
