@@ -74,7 +74,7 @@ export class MemoryStore implements RateLimitStore {
       const decision = this.consumeOne(this.plan(key, rule, own, 'consume'), key, own);
       return { allowed: decision.allowed, decisions: [decision] };
     }
-    return this.run('consume', entries, cost);
+    return this.consumeMany(entries, cost);
   }
 
   async peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
@@ -136,36 +136,33 @@ export class MemoryStore implements RateLimitStore {
     return decision(plan, out);
   }
 
-  /** Mirrors lua/includes/driver.lua step by step, for calls of several entries. */
-  private run(op: StoreOp, entries: readonly RuleKey[], cost: number): MultiDecision {
-    const plan = mergeCall(entries, cost, op);
+  /** Mirrors lua/includes/driver.lua step by step, for a consume of several entries. */
+  private consumeMany(entries: readonly RuleKey[], cost: number): MultiDecision {
+    const plan = mergeCall(entries, cost, 'consume');
     const rules = plan.rules.map((r) => ({ plan: this.plans.get(r.rule) ?? this.plans.build(r.rule, r.tracker, 0, 'peek'), id: memoryTrackerKey(r.tracker), cost: r.cost }));
-    const now = this.now();
-    if (op === 'refund') {
-      for (const r of rules) this.refundOne(r.plan, r.id, r.cost, now);
-      return { allowed: true, decisions: [] };
+    if (rules.length === 1) {
+      // Entries that all repeat one tracker under one rule, merged: the driver's one-rule path.
+      const decision = this.consumeOne(rules[0].plan, plan.rules[0].tracker, rules[0].cost);
+      return expandDecisions(plan, { allowed: decision.allowed, decisions: [decision] });
     }
-    const writeNow = op === 'consume' && rules.length === 1;
+    const now = this.now();
     let all = true;
     const blocked: boolean[] = [];
     const results = rules.map((r, i): CheckResult => {
       const left = r.plan.blockUs > 0 ? this.lockoutLeft(r.plan, r.id, now) : 0;
       blocked[i] = left > 0;
-      const result = blocked[i] ? this.blockedCheck(r.plan, r.id, r.cost, now, left, checkResult()) : this.check(r.plan, r.id, now, r.cost, writeNow, checkResult());
+      const result = blocked[i] ? this.blockedCheck(r.plan, r.id, r.cost, now, left, checkResult()) : this.check(r.plan, r.id, now, r.cost, false, checkResult());
       all &&= result.allowed;
       return result;
     });
-    if (op === 'consume' && all && !writeNow) {
+    if (all) {
       rules.forEach((r, i) => this.check(r.plan, r.id, now, r.cost, true, results[i]));
-    } else if (op === 'consume' && !all) {
+    } else {
       rules.forEach((r, i) => {
         const d = results[i];
-        if (d.allowed) {
-          // Nothing was charged: report this rule's state as it is, not as it would have been after the charge.
-          if (!writeNow) this.check(r.plan, r.id, now, 0, false, d);
-          return;
-        }
-        if (r.plan.blockUs > 0 && !blocked[i]) this.lockOut(r.plan, r.id, now, d);
+        // Nothing was charged: report this rule's state as it is, not as it would have been after the charge.
+        if (d.allowed) this.check(r.plan, r.id, now, 0, false, d);
+        else if (r.plan.blockUs > 0 && !blocked[i]) this.lockOut(r.plan, r.id, now, d);
       });
     }
     return expandDecisions(plan, { allowed: all, decisions: results.map((result, i) => decision(rules[i].plan, result)) });
