@@ -17,9 +17,13 @@ describe('a clock step larger than timeoutMs between two clock measurements', ()
   afterAll(() => redis.stop());
 
   const rule = defineRule({ algorithm: 'sliding-log', limit: 10, window: '1m' }, 'step');
+  // Generous, so that a loaded machine (the whole suite in parallel) still fits the refused call, the new clock
+  // measurement and the resend in it; the step is larger still.
+  const TIMEOUT_MS = 1_000;
+  const STEP_MS = 2 * TIMEOUT_MS;
 
   async function measuredStore(): Promise<RedisStore> {
-    const store = new RedisStore(redis.client(), { keyPrefix: uniquePrefix(), timeoutMs: 50 });
+    const store = new RedisStore(redis.client(), { keyPrefix: uniquePrefix(), timeoutMs: TIMEOUT_MS });
     // The first call measures Redis's clock (its TIME goes out before the script).
     await store.peek('k', rule);
     return store;
@@ -30,24 +34,24 @@ describe('a clock step larger than timeoutMs between two clock measurements', ()
 
   it('decides the next call on Redis, having measured the clocks again at once', async () => {
     const store = await measuredStore();
-    step(-100);
+    step(-STEP_MS);
     expect(await store.consume('k', rule)).toMatchObject({ allowed: true, remaining: 9 });
     expect(await store.consume('k', rule)).toMatchObject({ allowed: true, remaining: 8 });
   });
 
   it('decides stacked rules on Redis right after the step', async () => {
     const store = await measuredStore();
-    step(-100);
+    step(-STEP_MS);
     const other = defineRule({ algorithm: 'fixed-window', limit: 5, window: '1m' }, 'step2');
     const result = await store.consumeAll([{ key: 'k', rule }, { key: 'k', rule: other }]);
     expect(result.decisions.map((d) => d.remaining)).toEqual([9, 4]);
   });
 
   it('keeps deciding on Redis through the module, with the circuit closed, right after the step', async () => {
-    const rl = await startResilientApp(redis, { failurePolicy: 'closed', circuitBreaker: { failureThreshold: 1 } });
+    const rl = await startResilientApp(redis, { failurePolicy: 'closed', circuitBreaker: { failureThreshold: 1 }, timeoutMs: TIMEOUT_MS });
     try {
       expect((await rl.get('a')).status).toBe(200);
-      step(-100);
+      step(-STEP_MS);
       for (let i = 0; i < 3; i++) expect((await rl.get('a')).status).toBe(200);
       expect(rl.events.slice(-3).map((e) => e.result.decisions[0].degraded)).toEqual([undefined, undefined, undefined]);
       expect(rl.store.breaker.state).toBe('closed');
