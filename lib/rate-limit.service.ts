@@ -43,7 +43,10 @@ export interface RuleRefEntry {
 @Injectable()
 export class RateLimitService {
   private readonly compiled = new WeakMap<object, RateLimitPolicy>();
-  /** Refusals remembered in-process (guard path); undefined when `blockCache` is off. */
+  /**
+   * Refusals remembered in-process (guard path); undefined when `blockCache` is off, and for the memory store,
+   * which finds a refusal as fast as the cache would and decides it exactly.
+   */
   readonly blockCache?: LocalBlockCache;
   private blockCacheVersion: number;
   private readonly observer: DecisionObserver;
@@ -64,10 +67,10 @@ export class RateLimitService {
     @Optional() @Inject(RATE_LIMIT_LEASE_STORE) leases?: LeaseStore,
   ) {
     this.leases = leases ?? new MemoryLeaseStore({ keyPrefix: settings.keyPrefix, clock: settings.clock });
-    if (settings.blockCacheKeys > 0) this.blockCache = new LocalBlockCache(settings.blockCacheKeys, settings.clock, settings.blockCacheBytes);
+    if (Object.getPrototypeOf(store) === MemoryStore.prototype) this.syncStore = store as MemoryStore;
+    if (settings.blockCacheKeys > 0 && !this.syncStore) this.blockCache = new LocalBlockCache(settings.blockCacheKeys, settings.clock, settings.blockCacheBytes);
     this.observer = new DecisionObserver(settings, metrics, audit);
     this.blockCacheVersion = policies.version;
-    if (Object.getPrototypeOf(store) === MemoryStore.prototype) this.syncStore = store as MemoryStore;
   }
 
   /**

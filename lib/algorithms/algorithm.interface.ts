@@ -70,6 +70,17 @@ export interface AlgorithmDefinition {
   memory: MemoryAlgorithm<unknown>;
 }
 
+/**
+ * `value - value % step` for a non-negative integer `value` and a positive integer `step`, both below 2^53. The
+ * instants are µs since the epoch, past 2^31, where `%` is a floating-point remainder that V8 hands to libm's
+ * fmod: in the fixed window's check that was a fifth of a memory decision. A division rounds, so the quotient's
+ * floor can be one step off either way; one correction makes it exact.
+ */
+export function floorTo(value: number, step: number): number {
+  const start = Math.floor(value / step) * step;
+  return start > value ? start - step : value - start >= step ? start + step : start;
+}
+
 /** PEXPIRE's argument, rounded as the Lua `ceil_ms` does, turned back into an absolute expiry in µs. */
 export function expiryAfter(now: number, ttlUs: number): number {
   return now + Math.max(0, Math.ceil(ttlUs / 1000)) * 1000;

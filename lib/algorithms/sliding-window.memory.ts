@@ -1,12 +1,11 @@
-import { answer, expiryAfter, type AlgorithmRule, type CheckResult, type MemoryAlgorithm } from './algorithm.interface.js';
+import { answer, expiryAfter, floorTo, type AlgorithmRule, type CheckResult, type MemoryAlgorithm } from './algorithm.interface.js';
 
 /** Twin of lua/sliding-window.lua: the hash becomes a Map from cell start (µs) to count. */
 type Cells = Map<number, number>;
 
 /** The start of the cell `now` falls in, and of the oldest cell still inside the window. */
 function currentCell(r: AlgorithmRule, now: number): number {
-  const cell = r.window / r.param;
-  return now - (now % cell);
+  return floorTo(now, r.window / r.param);
 }
 
 /** Drops the cells that left the window; returns what the live ones hold. */

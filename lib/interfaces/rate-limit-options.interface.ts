@@ -193,7 +193,8 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   circuitBreaker?: CircuitBreakerOptions;
   /**
    * Refuse a request the store refused before, in-process, until its `retryAfterMs` has passed, without a
-   * store call (guard only). `false` turns it off; `maxKeys` and `maxBytes` bound it.
+   * store call (guard only; not with the memory store, whose own refusal costs no more). `false` turns it off;
+   * `maxKeys` and `maxBytes` bound it.
    * @default { maxKeys: 10000, maxBytes: 4194304 }
    */
   blockCache?: boolean | BlockCacheOptions;

@@ -33,6 +33,7 @@ import { benchRounds, goalsMarkdown, runRounds } from './support/rounds.mjs';
 import { casesTable, roundsTable, storeGoals } from './store/report.mjs';
 import { readmeSummary } from './store/readme.mjs';
 import { bareMemorySubject, coalesceAvailable, moduleSubject, noopSubject, rlfMemorySubject, rlfRedisSubject } from './store/subjects.mjs';
+import { MemoryStore } from '../../dist/index.js';
 
 const ALGORITHMS = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
 const COUNTERS = ['fixed-window', 'sliding-window', 'token-bucket', 'gcra'];
@@ -104,9 +105,15 @@ function memoryCases() {
       const limit = scenario === 'admit' ? ADMIT_ALL : 1;
       const common = { group: 'memory', keyCount, refuse: scenario === 'refuse' };
       const what = `${keysLabel} keys, ${scenario === 'admit' ? 'all admitted' : 'nearly all refused'}`;
-      cases.push({ ...common, id: memoryId(keysLabel, scenario, 'module'), label: `ours fixed-window (module, memory), ${what}`, make: () => moduleSubject({ store: 'memory', algorithm: 'fixed-window', limit }) });
-      // At 1M keys and refusing, the bare store gets room for every key, so that it refuses as RLF does.
+      // At 1M keys and refusing, our stores get room for every key, so that they refuse as RLF does (its memory
+      // limiter keeps every key): past the default maxKeys, keys evicted would be admitted afresh.
       const maxKeys = scenario === 'refuse' && keyCount > 100_000 ? 2 * keyCount : undefined;
+      cases.push({
+        ...common,
+        id: memoryId(keysLabel, scenario, 'module'),
+        label: `ours fixed-window (module, memory${maxKeys ? `, maxKeys ${maxKeys.toLocaleString('en-US')}` : ''}), ${what}`,
+        make: () => moduleSubject({ store: maxKeys ? new MemoryStore({ maxKeys }) : 'memory', algorithm: 'fixed-window', limit }),
+      });
       cases.push({
         ...common,
         id: memoryId(keysLabel, scenario, 'bare'),

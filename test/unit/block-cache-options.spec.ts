@@ -23,11 +23,25 @@ describe('the blockCache option', () => {
 
   it('caches no refusal bigger than blockCache.maxBytes', async () => {
     const clock = new ManualClock();
-    const store = new MemoryStore({ clock: clock.now });
+    // Any store but the memory store itself, which gets no cache (below).
+    const store = new (class SlowStore extends MemoryStore {})({ clock: clock.now });
     const service = new RateLimitService(store, new RateLimitPolicies({}), validateModuleOptions({ clock: clock.now, blockCache: { maxBytes: 1 } }));
     const entries = [{ key: 'alice', rule: defineRule({ limit: 1, window: '1m' }, 'login') }];
     await service.decide(entries);
     expect((await service.decide(entries)).allowed).toBe(false);
     expect(service.blockCache!.size).toBe(0);
+  });
+
+  it('is not used with the memory store, which finds a refusal as fast as the cache would, and exactly', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryStore({ clock: clock.now });
+    const service = new RateLimitService(store, new RateLimitPolicies({}), validateModuleOptions({ clock: clock.now }));
+    const rule = defineRule({ limit: 1, window: '1m' }, 'login');
+    await service.decide([{ key: 'alice', rule }]);
+    expect((await service.decide([{ key: 'alice', rule }])).allowed).toBe(false);
+    // A refund made on the store directly, which a cache in the service would not hear of, counts at once.
+    await store.refund('alice', rule);
+    expect((await service.decide([{ key: 'alice', rule }])).allowed).toBe(true);
+    expect(service.blockCache).toBeUndefined();
   });
 });
