@@ -166,7 +166,10 @@ export class RateLimitService {
         generation = cache.generation;
       }
       // The memory store decides synchronously: no promise and no turn of the microtask queue in between.
-      if (this.syncStore && !hasShadowRules(entries)) return Promise.resolve(this.decided(entries, this.syncStore.consumeAllNow(entries, 1), started, rulesVersion, signature, generation));
+      if (this.syncStore && !hasShadowRules(entries)) {
+        const result = this.syncStore.consumeAllNow(entries, 1, this.observer.timed ? started : undefined);
+        return Promise.resolve(this.decided(entries, result, started, rulesVersion, signature, generation));
+      }
     } catch (error) {
       return Promise.reject(error);
     }

@@ -9,7 +9,7 @@ import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import { memoryTrackerKey } from '../keys/key.builder.js';
 import { checkEntry } from './call.validator.js';
 import { MemoryKeyTable } from './memory-key.table.js';
-import { monotonic } from './monotonic.clock.js';
+import { monotonic, monotonicAt } from './monotonic.clock.js';
 import { MemoryRulePlans, type MemoryRulePlan } from './memory-rule.plan.js';
 import { ceilMs, expandDecisions, mergeCall, toDecision, type StoreOp } from './store.plan.js';
 
@@ -59,19 +59,25 @@ export class MemoryStore implements RateLimitStore {
   }
 
   async consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    return this.consumeOne(this.plan(key, rule, cost, 'consume'), key, cost);
+    return this.consumeOne(this.plan(key, rule, cost, 'consume'), key, cost, this.now());
   }
 
   async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
     return this.consumeAllNow(entries, cost);
   }
 
-  /** `consumeAll`, decided synchronously: what RateLimitService.decide calls, with no promise in between. */
-  consumeAllNow(entries: readonly RuleKey[], cost = 1): MultiDecision {
+  /**
+   * `consumeAll`, decided synchronously: what RateLimitService.decide calls, with no promise in between.
+   * `performanceNow`: what `performance.now()` returned just before, if the caller read it (to time the decision):
+   * the instant of the decision when this store runs on the default clock, which then is not read again (a clock
+   * read is a sixth of a decision).
+   */
+  consumeAllNow(entries: readonly RuleKey[], cost = 1, performanceNow?: number): MultiDecision {
     if (entries.length === 1) {
       // One rule alone is what the driver does for one rule; no plan of the call is needed.
       const { key, rule, cost: own = cost } = entries[0];
-      const decision = this.consumeOne(this.plan(key, rule, own, 'consume'), key, own);
+      const now = performanceNow !== undefined && this.clock === monotonic ? Math.floor(monotonicAt(performanceNow) * 1000) : this.now();
+      const decision = this.consumeOne(this.plan(key, rule, own, 'consume'), key, own, now);
       return { allowed: decision.allowed, decisions: [decision] };
     }
     return this.consumeMany(entries, cost);
@@ -124,8 +130,7 @@ export class MemoryStore implements RateLimitStore {
   }
 
   /** driver.lua for one rule: the lockout, the check that charges, and a lockout started by a refusal. */
-  private consumeOne(plan: MemoryRulePlan, key: string, cost: number): Decision {
-    const now = this.now();
+  private consumeOne(plan: MemoryRulePlan, key: string, cost: number, now: number): Decision {
     const id = memoryTrackerKey(key);
     const out = this.scratch;
     if (plan.blockUs === 0) return decision(plan, this.check(plan, id, now, cost, true, out));
@@ -142,7 +147,7 @@ export class MemoryStore implements RateLimitStore {
     const rules = plan.rules.map((r) => ({ plan: this.plans.get(r.rule) ?? this.plans.build(r.rule, r.tracker, 0, 'peek'), id: memoryTrackerKey(r.tracker), cost: r.cost }));
     if (rules.length === 1) {
       // Entries that all repeat one tracker under one rule, merged: the driver's one-rule path.
-      const decision = this.consumeOne(rules[0].plan, plan.rules[0].tracker, rules[0].cost);
+      const decision = this.consumeOne(rules[0].plan, plan.rules[0].tracker, rules[0].cost, this.now());
       return expandDecisions(plan, { allowed: decision.allowed, decisions: [decision] });
     }
     const now = this.now();

@@ -1,6 +1,10 @@
 import type { Clock } from '../interfaces/clock.interface.js';
 
-/** The memory stores' default clock: ms since the epoch, which never steps back (performance.timeOrigin + performance.now()). */
 // Read once: a getter call on every decision otherwise, and it does not change in a process.
 const origin = performance.timeOrigin;
+
+/** The memory stores' default clock: ms since the epoch, which never steps back (performance.timeOrigin + performance.now()). */
 export const monotonic: Clock = () => origin + performance.now();
+
+/** What `monotonic()` returned when `performance.now()` returned `now`: a caller that has just read it need not read again. */
+export const monotonicAt = (now: number): number => origin + now;
