@@ -21,11 +21,17 @@
 
 -- Returns the current window's end (µs), its count so far, and whether the stored value is another window's
 -- (or missing), in which case the count starts from 0.
+-- `%`, not math.fmod: an operator of the VM instead of a call into C, and exact here (a - floor(a / b) * b, whose
+-- quotient cannot round across an integer for integers below 2^53). The twin has the same numbers (floorTo).
 local function fw_read(r, now)
-  local window_end = now - fmod(now, r.window) + r.window
+  local window_end = now - now % r.window + r.window
   local value = get_number(r.key)
-  if value and value - fmod(value, r.window) == window_end then
-    return window_end, fmod(value, r.window), false
+  if value then
+    local count = value - window_end
+    -- The count is below the window in µs (define-rule.ts): a value of this window lies in [end, end + window).
+    if count >= 0 and count < r.window then
+      return window_end, count, false
+    end
   end
   return window_end, 0, true
 end
