@@ -72,13 +72,12 @@ export interface AlgorithmDefinition {
 
 /**
  * `value - value % step` for a non-negative integer `value` and a positive integer `step`, both below 2^53. The
- * instants are µs since the epoch, past 2^31, where `%` is a floating-point remainder that V8 hands to libm's
- * fmod: in the fixed window's check that was a fifth of a memory decision. A division rounds, so the quotient's
- * floor can be one step off either way; one correction makes it exact.
+ * instants are µs since the epoch, past 2^31, where `%` is a floating-point remainder: in the fixed window's check
+ * that was a fifth of a memory decision. The division is exact enough: a quotient that is not an integer lies at
+ * least 1/step from one, more than its rounding error (below value / step × 2^-53 < 1/step), so its floor is exact.
  */
 export function floorTo(value: number, step: number): number {
-  const start = Math.floor(value / step) * step;
-  return start > value ? start - step : value - start >= step ? start + step : start;
+  return Math.floor(value / step) * step;
 }
 
 /** PEXPIRE's argument, rounded as the Lua `ceil_ms` does, turned back into an absolute expiry in µs. */

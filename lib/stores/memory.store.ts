@@ -76,8 +76,7 @@ export class MemoryStore implements RateLimitStore {
     if (entries.length === 1) {
       // One rule alone is what the driver does for one rule; no plan of the call is needed.
       const { key, rule, cost: own = cost } = entries[0];
-      const now = performanceNow !== undefined && this.clock === monotonic ? Math.floor(monotonicAt(performanceNow) * 1000) : this.now();
-      const decision = this.consumeOne(this.plan(key, rule, own, 'consume'), key, own, now);
+      const decision = this.consumeOne(this.plan(key, rule, own, 'consume'), key, own, this.now(performanceNow));
       return { allowed: decision.allowed, decisions: [decision] };
     }
     return this.consumeMany(entries, cost);
@@ -125,8 +124,9 @@ export class MemoryStore implements RateLimitStore {
     return plan;
   }
 
-  private now(): number {
-    return Math.floor(this.clock() * 1000);
+  /** Now in µs on this store's clock; `performanceNow` (see consumeAllNow) stands for a read of the default clock. */
+  private now(performanceNow?: number): number {
+    return Math.floor((performanceNow !== undefined && this.clock === monotonic ? monotonicAt(performanceNow) : this.clock()) * 1000);
   }
 
   /** driver.lua for one rule: the lockout, the check that charges, and a lockout started by a refusal. */
