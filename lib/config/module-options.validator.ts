@@ -91,8 +91,9 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   if (refreshIntervalMs > 0 && !options.config) throw new RateLimitConfigError('refreshIntervalMs', refreshIntervalMs, '0 unless "config" is set');
   const failurePolicy = checkFailurePolicy(options.failurePolicy ?? 'memory', 'failurePolicy');
   const timeoutMs = positiveInteger(options.timeoutMs ?? 50, 'timeoutMs');
-  const coalesceOption = options.coalesce ?? {};
-  if (coalesceOption !== false && (coalesceOption === null || typeof coalesceOption !== 'object')) throw new RateLimitConfigError('coalesce', coalesceOption, 'false or { maxBatch? }');
+  // true asks for what leaving the option out gives: on, with the default batch size.
+  const coalesceOption = options.coalesce === undefined || options.coalesce === true ? {} : options.coalesce;
+  if (coalesceOption !== false && (coalesceOption === null || typeof coalesceOption !== 'object')) throw new RateLimitConfigError('coalesce', coalesceOption, 'true, false or { maxBatch? }');
   const maxBatch = coalesceOption === false ? 0 : (coalesceOption.maxBatch ?? DEFAULT_MAX_BATCH);
   if (coalesceOption !== false && (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 10_000)) throw new RateLimitConfigError('coalesce.maxBatch', maxBatch, 'an integer from 1 to 10000');
   const coalesce = coalesceOption === false ? false : { maxBatch };

@@ -179,9 +179,9 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
    * Redis stores: the decisions made in one turn of the event loop go to Redis as one script call (per Cluster
    * node), deciding them in order exactly as one by one; a lone decision goes out at once. `maxBatch` caps the
    * decisions of one script call. `false` sends one script call per decision: for a Redis shared with
-   * latency-critical commands that one long script call would hold back. @default { maxBatch: 32 }
+   * latency-critical commands that one long script call would hold back. `true` is the default. @default { maxBatch: 32 }
    */
-  coalesce?: false | { maxBatch?: number };
+  coalesce?: boolean | { maxBatch?: number };
   /**
    * When Redis refuses the connection at start-up for a reason retrying cannot fix (WRONGPASS, NOAUTH, NOPERM, a
    * database index it does not have), start anyway and let the failure policy decide, logging the reason, instead

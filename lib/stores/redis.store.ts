@@ -29,9 +29,10 @@ export interface RedisStoreOptions {
    * Coalescing: the calls made in one turn of the event loop go to Redis as one script call (per Cluster node),
    * which decides them in order, each exactly as if sent alone; a lone call goes out at once. `false` sends one
    * script call per decision: for a Redis shared with latency-critical commands, which a script call deciding
-   * `maxBatch` calls (about 1 µs each, more for sliding-log rules with large costs) holds back. @default { maxBatch: 32 }
+   * `maxBatch` calls (about 1 µs each, more for sliding-log rules with large costs) holds back. `true` is the
+   * default. @default { maxBatch: 32 }
    */
-  coalesce?: false | CoalesceOptions;
+  coalesce?: boolean | CoalesceOptions;
 }
 
 /** A command reached Redis after its deadline, so nothing was recorded. */
@@ -108,7 +109,7 @@ export class RedisStore implements RateLimitStore {
     this.crossSlot = client.isCluster;
     if (client.isCluster) this.sources.set(CROSS_SLOT, `#!lua flags=allow-cross-slot-keys\n${this.sources.get(COMBINED)!}`);
     for (const [name, lua] of this.sources) client.defineCommand(name, { lua });
-    const coalesce = options.coalesce ?? {};
+    const coalesce = options.coalesce === undefined || options.coalesce === true ? {} : options.coalesce;
     if (coalesce !== false) {
       const maxBatch = coalesce.maxBatch ?? DEFAULT_MAX_BATCH;
       if (!Number.isSafeInteger(maxBatch) || maxBatch < 1 || maxBatch > 10_000) {

@@ -1,7 +1,7 @@
 import { validateModuleOptions } from '../../lib/config/module-options.validator.js';
 
 describe('the coalesce module option', () => {
-  it('is on by default, 256 decisions per script call at most', () => {
+  it('is on by default, 32 decisions per script call at most', () => {
     expect(validateModuleOptions({}).coalesce).toEqual({ maxBatch: 32 });
   });
 
@@ -15,7 +15,11 @@ describe('the coalesce module option', () => {
     );
   });
 
-  it('refuses true, naming coalesce and what it takes', () => {
-    expect(() => validateModuleOptions({ coalesce: true as never })).toThrow(expect.objectContaining({ field: 'coalesce', message: expect.stringContaining('false or { maxBatch? }') }));
+  it('takes true as the default: on, 32 decisions per script call at most', () => {
+    expect(validateModuleOptions({ coalesce: true }).coalesce).toEqual({ maxBatch: 32 });
+  });
+
+  it.each([null, 'yes', 1])('refuses %p, naming coalesce and what it takes', (value) => {
+    expect(() => validateModuleOptions({ coalesce: value as never })).toThrow(expect.objectContaining({ field: 'coalesce', message: expect.stringContaining('true, false or { maxBatch? }') }));
   });
 });
