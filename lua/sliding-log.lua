@@ -35,11 +35,11 @@ ALGORITHMS['sl'] = {
     -- A clock that steps back must not put entries before the newest one: sequence numbers would repeat.
     local at = now
     if newest[1] then
-      at = max(now, tonumber(newest[2]))
+      at = max(now, newest[2] + 0)
     end
     if count + cost <= r.limit then
       if apply then
-        local seq = newest[1] and tonumber(string.sub(newest[1], 2)) or 0
+        local seq = newest[1] and string.sub(newest[1], 2) + 0 or 0
         local score = int(at)
         if cost == 1 then
           rcall('ZADD', r.key, score, sl_member(seq + 1))
@@ -58,14 +58,14 @@ ALGORITHMS['sl'] = {
       end
       if cost == 0 then
         -- A look, not a request: the key is full again when its newest entry leaves.
-        return true, r.limit - count, newest[1] and (tonumber(newest[2]) + r.window - now) or 0, 0
+        return true, r.limit - count, newest[1] and (newest[2] + r.window - now) or 0, 0
       end
       return true, r.limit - count - cost, at + r.window - now, 0
     end
     -- Refused: wait until the oldest (count + cost - limit) entries have left the window.
     local rank = count + cost - r.limit - 1
     local freeing = rcall('ZRANGE', r.key, rank, rank, 'WITHSCORES')
-    return false, r.limit - count, tonumber(newest[2]) + r.window - now, tonumber(freeing[2]) + r.window - now
+    return false, r.limit - count, newest[2] + r.window - now, freeing[2] + r.window - now
   end,
   refund = function(r, now, cost)
     -- The newest entries are the ones the refunded request added.

@@ -40,17 +40,17 @@ local function sw_cells(r, now)
   local base
   for i = 1, #flat, 2 do
     if flat[i] == 'b' then
-      base = tonumber(flat[i + 1])
+      base = flat[i + 1] + 0
     end
   end
   local live, stale, total = {}, {}, 0
   for i = 1, #flat, 2 do
     if flat[i] ~= 'b' then
-      local start = (base + tonumber(flat[i])) * cell
+      local start = (base + flat[i]) * cell
       if start < first_live then
         stale[#stale + 1] = flat[i]
       else
-        local count = tonumber(flat[i + 1])
+        local count = flat[i + 1] + 0
         live[#live + 1] = { start, count, flat[i] }
         total = total + count
       end

@@ -27,41 +27,46 @@
   admitted). Nothing for a refund. { -1 }: the batch reached Redis after its deadline, nothing was written.
   { -2 }: a key of the last m arguments is not served by this node (a slot moved), nothing was written.
 ]]
+-- Numbers in ARGV are read by arithmetic, not tonumber (see get_number in the prelude): a lone call pays this
+-- head in full, and it was a fifth of its script time.
 local now
 if ARGV[1] == '' then
   -- Redis's own clock, so that app hosts whose clocks disagree still share one window.
   local t = rcall('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  now = t[1] * 1000000 + t[2]
 else
-  now = tonumber(ARGV[1])
+  now = ARGV[1] + 0
 end
 -- A caller that timed out has already decided without us; a command that reaches Redis after that (a stalled
 -- server, a full socket buffer) must not count what nobody is waiting for.
-local deadline = tonumber(ARGV[2])
-if deadline and now > deadline then
+if ARGV[2] ~= '' and now > ARGV[2] + 0 then
   return { -1 }
 end
 
-local call_count, definition_count, extra = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local call_count, definition_count = ARGV[3] + 0, ARGV[4] + 0
+local extra = ARGV[5] == '0' and 0 or ARGV[5] + 0
 
 -- The rule definitions, parsed once: a call's rule is one of these tables (a copy when a call has several rules).
 local definitions, has_lockout = {}, false
 local a = 5 + call_count
 for i = 1, definition_count do
   local algorithm = ALGORITHMS[ARGV[a + 1]]
-  local r = { algorithm = algorithm, limit = tonumber(ARGV[a + 2]), window = tonumber(ARGV[a + 3]) * 1000 }
+  -- Every field a decision sets is named here (cost and key by take_keys): a field added later grows the table.
+  local r = { algorithm = algorithm, limit = ARGV[a + 2] + 0, window = ARGV[a + 3] * 1000, block = 0, cost = 1, key = false }
   local lockout = ARGV[a + 4]
-  local block = tonumber(lockout)
-  if block then
-    r.block = block * 1000
-  else
-    local base, factor, top, forget = string.match(lockout, '^(%d+):([^:]+):(%d+):(%d+)$')
-    r.block, r.factor, r.max, r.forget = tonumber(base) * 1000, tonumber(factor), tonumber(top), tonumber(forget) * 1000
+  if lockout ~= '0' then
+    local block = tonumber(lockout)
+    if block then
+      r.block = block * 1000
+    else
+      local base, factor, top, forget = string.match(lockout, '^(%d+):([^:]+):(%d+):(%d+)$')
+      r.block, r.factor, r.max, r.forget = tonumber(base) * 1000, tonumber(factor), tonumber(top), tonumber(forget) * 1000
+    end
   end
   a = a + 4
   if algorithm.param then
     a = a + 1
-    r.param = tonumber(ARGV[a])
+    r.param = ARGV[a] + 0
   end
   if algorithm.prepare then
     algorithm.prepare(r)
@@ -89,24 +94,29 @@ if extra > 0 then
   end
 end
 local k = 0
-local reply, n = {}, 0
+-- Sized for one call of one rule, a lone call's whole reply (a refund's empty reply is made at the end).
+local reply, n = { 0, 0, 0 }, 0
 
--- A call's argument parsed: { op, n = rule count, [i] = definition, cost[i] }, memoised by the argument itself
--- (Lua strings are interned: a repeated call is one table lookup).
+-- A call's argument parsed: { op, n = rule count, [i] = definition, and its cost: `cost` for one rule, costs[i] for
+-- several }, memoised by the argument itself (Lua strings are interned: a repeated call is one table lookup).
 local parsed = {}
 local function parse(spec)
-  local call = { op = string.sub(spec, 1, 1), n = 0, cost = {} }
+  local op = string.sub(spec, 1, 1)
   local ref = tonumber(string.sub(spec, 2))
+  local call
   if ref then
-    -- One rule, one unit: most calls, read without a pattern (each call of an uncoalesced batch is parsed anew).
-    call.n, call[1], call.cost[1] = 1, definitions[ref], 1
+    -- One rule, one unit: most calls, read without a pattern, in one table.
+    call = { definitions[ref], op = op, n = 1, cost = 1 }
   else
+    call = { op = op, n = 0, costs = {} }
     for rule, cost in string.gmatch(spec, '(%d+)%*?(%d*)') do
       local i = call.n + 1
       call.n = i
       call[i] = definitions[tonumber(rule)]
-      call.cost[i] = cost == '' and 1 or tonumber(cost)
+      call.costs[i] = cost == '' and 1 or tonumber(cost)
     end
+    -- One rule with a cost of its own ('c1*3') is decided as one rule.
+    call.cost = call.costs[1]
   end
   parsed[spec] = call
   return call
@@ -155,10 +165,10 @@ if has_lockout then
     local level = 0
     local colon = string.find(raw, ':', 1, true)
     if colon then
-      level = tonumber(string.sub(raw, colon + 1))
+      level = string.sub(raw, colon + 1) + 0
       raw = string.sub(raw, 1, colon - 1)
     end
-    r.started, r.level = tonumber(raw), level
+    r.started, r.level = raw + 0, level
     local length = lockout_length(r, level)
     local left = min(r.started + length - now, length)
     if left > 0 then
@@ -229,16 +239,17 @@ end
 -- Several rules: all are checked before any writes. Each state key appears once (the stores merge repeated
 -- entries into one rule), so the second check of an admitted call sees the state the first saw and admits again.
 -- One definition may serve two of its rules (two trackers), so each rule gets a copy of its own.
-local pool = {}
+local pool
 local function decide_all(call)
   local op, count = call.op, call.n
+  pool = pool or {}
   for i = 1, count do
     local r = {}
     for field, value in pairs(call[i]) do
       r[field] = value
     end
     pool[i] = r
-    take_keys(r, call.cost[i])
+    take_keys(r, call.costs[i])
   end
   if op == 'r' then
     for i = 1, count do
@@ -278,9 +289,12 @@ for i = 6, 5 + call_count do
   local spec = ARGV[i]
   local call = parsed[spec] or parse(spec)
   if call.n == 1 then
-    decide_one(call.op, call[1], call.cost[1])
+    decide_one(call.op, call[1], call.cost)
   else
     decide_all(call)
   end
+end
+if n == 0 then
+  return {}
 end
 return reply

@@ -55,9 +55,9 @@ local function units_until(key, now, d, cap)
   local at, fraction = raw, 0
   local colon = string.find(raw, ':', 1, true)
   if colon then
-    at, fraction = string.sub(raw, 1, colon - 1), tonumber(string.sub(raw, colon + 1))
+    at, fraction = string.sub(raw, 1, colon - 1), string.sub(raw, colon + 1) + 0
   end
-  local us = tonumber(at) - now
+  local us = at - now
   if us < 0 then
     return 0
   end
