@@ -5,8 +5,11 @@
 -- on integers at any rate. A stored instant is F µs plus r/d µs (0 <= r < d): the integer F when r = 0, else "F:r".
 
 -- floor(a / b) for integers a >= 0, b > 0, exact even where the float quotient rounds up to the next integer.
+-- `q - q % 1` is floor(q) by the VM's own `%` (see ceil_ms): a decision divides several times, and each
+-- math.floor was a call into C.
 local function idiv(a, b)
-  local q = floor(a / b)
+  local q = a / b
+  q = q - q % 1
   if q * b > a then
     q = q - 1
   elseif (q + 1) * b <= a then
@@ -28,7 +31,8 @@ end
 local function reduced_interval(window, rate)
   local a, b = window, rate
   while b ~= 0 do
-    a, b = b, fmod(a, b)
+    -- `%` is exact for these integers (below 2^53; see fixed-window.lua), and no call into C.
+    a, b = b, a % b
   end
   return window / a, rate / a
 end

@@ -7,7 +7,7 @@ local ALGORITHMS = {}
 
 -- The library functions every decision calls, as locals: a global (and `math.`/`redis.` field) lookup per use
 -- was a measurable part of a batch's script time.
-local rcall, fmod, floor, max, min = redis.call, math.fmod, math.floor, math.max, math.min
+local rcall, floor, max, min = redis.call, math.floor, math.max, math.min
 
 -- Integers are written with '%.0f': Lua's tostring would print 1.7e+15, which Redis cannot keep int-encoded.
 local function int(x)
