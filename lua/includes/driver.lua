@@ -28,7 +28,7 @@
   { -2 }: a key of the last m arguments is not served by this node (a slot moved), nothing was written.
 ]]
 -- Numbers in ARGV are read by arithmetic, not tonumber (see get_number in the prelude): a lone call pays this
--- head in full, and it was a fifth of its script time.
+-- head in full, and tonumber was about 13% of its script time.
 local now
 if ARGV[1] == '' then
   -- Redis's own clock, so that app hosts whose clocks disagree still share one window.
