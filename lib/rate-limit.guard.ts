@@ -70,30 +70,25 @@ export class RateLimitGuard implements CanActivate {
     let shadowed = false;
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i];
-      let tracker: string;
-      if (policy.key.kind === 'ip') {
+      let tracker: string | undefined;
+      // Before the client IP, in the tracker of a keyed rule whose key the request lacks.
+      let ipScope = '';
+      if (policy.key.kind !== 'ip') {
+        const resolved = resolveRequestKey(policy.key, request as KeyedRequest, context);
+        // Only function keys can be asynchronous; the others need no turn of the event loop.
+        const value = resolved instanceof Promise ? await resolved : resolved;
+        if (value !== undefined) tracker = `${policy.key.label}:${value}`;
+        else if (policy.keyRequired) throw new BadRequestException(`Rate limit key "${policy.key.label}" is missing from the request`);
+        // Never one shared bucket for everyone without the key: per client IP, apart from the keyed trackers.
+        else ipScope = `no-${policy.key.label}:`;
+      }
+      if (tracker === undefined) {
         if (ip === undefined) {
           // Awaited only when the hook is asynchronous: the default one answers at once, on every request.
           const own = this.getTracker(request, context);
           ip = this.checkedTracker(own instanceof Promise ? await own : own);
         }
-        tracker = `ip:${ip}`;
-      } else {
-        const resolved = resolveRequestKey(policy.key, request as KeyedRequest, context);
-        // Only function keys can be asynchronous; the others need no turn of the event loop.
-        const value = resolved instanceof Promise ? await resolved : resolved;
-        if (value !== undefined) {
-          tracker = `${policy.key.label}:${value}`;
-        } else if (policy.keyRequired) {
-          throw new BadRequestException(`Rate limit key "${policy.key.label}" is missing from the request`);
-        } else {
-          // Never one shared bucket for everyone without the key: per client IP, apart from the keyed trackers.
-          if (ip === undefined) {
-            const own = this.getTracker(request, context);
-            ip = this.checkedTracker(own instanceof Promise ? await own : own);
-          }
-          tracker = `no-${policy.key.label}:ip:${ip}`;
-        }
+        tracker = `${ipScope}ip:${ip}`;
       }
       const key = this.generateKey(context, tracker, policy);
       if (typeof key !== 'string' || key === '') this.refuseUndecidable(`generateKey returned ${JSON.stringify(key)} for rule "${policy.name}", not a non-empty string`);

@@ -36,7 +36,6 @@ export async function decideHoldingLeases(
   return result;
 }
 
-
 type NodeResponse = { once(event: string, listener: () => void): unknown; writableFinished?: boolean; destroyed?: boolean };
 
 function holdUntilResponseEnds(leases: Lease[], raw: NodeResponse): void {

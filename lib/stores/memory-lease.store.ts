@@ -12,7 +12,6 @@ export interface MemoryLeaseStoreOptions {
   clock?: Clock;
 }
 
-
 /**
  * The leases of concurrency rules in this process: the in-memory twin of lua/concurrency.lua, step by step
  * (expired leases dropped first, then the count against the limit). A tracker's entry goes with its last lease.

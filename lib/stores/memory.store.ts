@@ -25,7 +25,6 @@ export interface MemoryStoreOptions {
   maxKeys?: number;
 }
 
-
 /**
  * The embedded store: the same algorithms as the Lua scripts (their twins in `algorithms/*.memory.ts`) and the
  * same driver, so the same sequence of (time, cost) gets the same decisions. Bounded: an entry past its expiry
