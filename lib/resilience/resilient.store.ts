@@ -46,40 +46,54 @@ export class ResilientStore implements RateLimitStore {
     this.breaker = new CircuitBreaker(options.circuitBreaker, undefined, options.onCircuitChange);
   }
 
-  async consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    checkEntry(key, rule, cost, 'consume');
-    return this.guarded(
-      'consume',
-      () => this.primary.consume(key, rule, cost),
-      (policy) => (policy === 'memory' ? this.fallback.consume(key, rule, cost) : substitute(policy, rule, cost, this.breaker.retryInMs)),
-      [rule],
-    );
+  // consume, consumeAll and peek are every decision's path: promise chains, not async functions (see `guarded`),
+  // which turn what they throw (a caller's mistake, a throwing hook) into a rejection all the same.
+  consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+    try {
+      checkEntry(key, rule, cost, 'consume');
+      return this.guarded(
+        'consume',
+        () => this.primary.consume(key, rule, cost),
+        (policy) => (policy === 'memory' ? this.fallback.consume(key, rule, cost) : substitute(policy, rule, cost, this.breaker.retryInMs)),
+        rule,
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
-    // Every entry, and what only a whole call shows (repeats adding up past a limit, one name with two definitions).
-    if (entries.length === 1) checkEntry(entries[0].key, entries[0].rule, entries[0].cost ?? cost, 'consume');
-    else mergeCall(entries, cost, 'consume');
-    return this.guarded(
-      'consumeAll',
-      () => this.primary.consumeAll(entries, cost),
-      async (policy) => {
-        if (policy === 'memory') return this.fallback.consumeAll(entries, cost);
-        const decisions = entries.map((e) => substitute(policy, e.rule, e.cost ?? cost, this.breaker.retryInMs));
-        return { allowed: policy === 'open', decisions };
-      },
-      entries.map((e) => e.rule),
-    );
+  consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
+    try {
+      // Every entry, and what only a whole call shows (repeats adding up past a limit, one name with two definitions).
+      if (entries.length === 1) checkEntry(entries[0].key, entries[0].rule, entries[0].cost ?? cost, 'consume');
+      else mergeCall(entries, cost, 'consume');
+      return this.guarded(
+        'consumeAll',
+        () => this.primary.consumeAll(entries, cost),
+        async (policy) => {
+          if (policy === 'memory') return this.fallback.consumeAll(entries, cost);
+          const decisions = entries.map((e) => substitute(policy, e.rule, e.cost ?? cost, this.breaker.retryInMs));
+          return { allowed: policy === 'open', decisions };
+        },
+        entries.map((e) => e.rule),
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    checkEntry(key, rule, cost, 'peek');
-    return this.guarded(
-      'peek',
-      () => this.primary.peek(key, rule, cost),
-      (policy) => (policy === 'memory' ? this.fallback.peek(key, rule, cost) : substitute(policy, rule, cost, this.breaker.retryInMs)),
-      [rule],
-    );
+  peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
+    try {
+      checkEntry(key, rule, cost, 'peek');
+      return this.guarded(
+        'peek',
+        () => this.primary.peek(key, rule, cost),
+        (policy) => (policy === 'memory' ? this.fallback.peek(key, rule, cost) : substitute(policy, rule, cost, this.breaker.retryInMs)),
+        rule,
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
@@ -88,7 +102,7 @@ export class ResilientStore implements RateLimitStore {
       'refund',
       () => this.primary.refund(key, rule, cost),
       (policy) => (policy === 'memory' ? this.fallback.refund(key, rule, cost) : Promise.resolve()),
-      [rule],
+      rule,
     );
   }
 
@@ -96,7 +110,7 @@ export class ResilientStore implements RateLimitStore {
     checkEntry(key, rule, 0, 'peek');
     // What the fallback counted while Redis was away must not outlive a reset either.
     await this.fallback.reset(key, rule);
-    await this.guarded('reset', () => this.primary.reset(key, rule), async () => undefined, [rule]);
+    await this.guarded('reset', () => this.primary.reset(key, rule), async () => undefined, rule);
   }
 
   /**
@@ -105,32 +119,30 @@ export class ResilientStore implements RateLimitStore {
    *
    * Not async, as this runs for every decision: a promise chain costs less than an async function. So it may throw
    * where an async function would have rejected (a caller's error thrown at once by a custom store, a throwing
-   * `onCircuitChange` or `onError`); its callers are async, which turns that into their rejection just the same.
+   * `onCircuitChange` or `onError`); its callers turn that into their rejection. `rules`: the call's rule, or its
+   * rules (no array is made for the one rule of most calls).
    */
-  private guarded<T>(op: string, call: () => Promise<T>, degrade: (policy: FailurePolicy) => T | Promise<T>, rules: readonly RateLimitRule[]): Promise<T> {
+  private guarded<T>(op: string, call: () => Promise<T>, degrade: (policy: FailurePolicy) => T | Promise<T>, rules: RateLimitRule | readonly RateLimitRule[]): Promise<T> {
     if (!this.breaker.tryAcquire()) return this.degraded(rules, degrade);
     let answer: Promise<T>;
     try {
-      answer = this.deadlines.race(call());
+      answer = call();
     } catch (error) {
       return this.failed(error, op, rules, degrade);
     }
-    return answer.then(
+    return this.deadlines.race(
+      answer,
       (result) => {
-        try {
-          this.breaker.success();
-        } catch (error) {
-          // As when this was one try block around the call and the breaker: what onCircuitChange throws is a failure.
-          return this.failed(error, op, rules, degrade);
-        }
+        // What onCircuitChange throws here is a failure, as when this was one try block around the call and the breaker.
+        this.breaker.success();
         return result;
       },
-      (error: unknown) => this.failed(error, op, rules, degrade),
+      (error) => this.failed(error, op, rules, degrade),
     );
   }
 
   /** The primary failed or was late: the failure policy decides, unless the error is the caller's. */
-  private failed<T>(error: unknown, op: string, rules: readonly RateLimitRule[], degrade: (policy: FailurePolicy) => T | Promise<T>): Promise<T> {
+  private failed<T>(error: unknown, op: string, rules: RateLimitRule | readonly RateLimitRule[], degrade: (policy: FailurePolicy) => T | Promise<T>): Promise<T> {
     if (isCallerError(error)) {
       this.breaker.release();
       throw error;
@@ -143,9 +155,9 @@ export class ResilientStore implements RateLimitStore {
   }
 
   /** Decides by the strictest failure policy among the request's rules (worked out only when it is needed). */
-  private async degraded<T>(rules: readonly RateLimitRule[], degrade: (policy: FailurePolicy) => T | Promise<T>): Promise<T> {
+  private async degraded<T>(rules: RateLimitRule | readonly RateLimitRule[], degrade: (policy: FailurePolicy) => T | Promise<T>): Promise<T> {
     let policy: FailurePolicy = 'open';
-    for (const rule of rules) {
+    for (const rule of Array.isArray(rules) ? (rules as readonly RateLimitRule[]) : [rules as RateLimitRule]) {
       const own = rule.failurePolicy ?? this.policy;
       if (STRICTNESS[own] > STRICTNESS[policy]) policy = own;
     }

@@ -5,9 +5,7 @@ import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import { leaseKey } from '../keys/key.builder.js';
 import { checkLeaseCall, newLeaseId } from './lease.check.js';
 import { loadScript } from './lua-script.loader.js';
-import { callScript } from './redis-script.call.js';
-
-const COMMAND = 'rateLimitConcurrency';
+import { callScript, luaScript, type LuaScript } from './redis-script.call.js';
 
 export interface RedisLeaseStoreOptions {
   /** Prefix of every key: `<prefix>:<rule>:cc:{<tracker>}`. Must not contain `{` or `}`. @default 'rl' */
@@ -18,12 +16,12 @@ export interface RedisLeaseStoreOptions {
 
 /**
  * The leases of concurrency rules in Redis: one sorted set per tracker, changed atomically by lua/concurrency.lua
- * (registered with defineCommand: EVALSHA, with an EVAL on NOSCRIPT). One key per call, so it works on a Cluster.
+ * (EVALSHA, with an EVAL on NOSCRIPT). One key per call, so it works on a Cluster.
  */
 export class RedisLeaseStore implements LeaseStore {
   private readonly prefix: string;
   private readonly clock?: Clock;
-  private readonly source: string;
+  private readonly script: LuaScript;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -34,8 +32,7 @@ export class RedisLeaseStore implements LeaseStore {
       throw new RangeError(`Invalid Redis lease store option "keyPrefix": ${JSON.stringify(this.prefix)} (expected no "{" or "}": they would set the cluster hash tag)`);
     }
     this.clock = options.clock;
-    this.source = loadScript('concurrency');
-    client.defineCommand(COMMAND, { lua: this.source });
+    this.script = luaScript(loadScript('concurrency'));
   }
 
   async acquire(key: string, rule: RateLimitRule): Promise<LeaseDecision> {
@@ -60,6 +57,6 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   private send(setKey: string, op: string, id: string, limit: number, leaseMs: number): Promise<number[]> {
-    return callScript(this.client, COMMAND, this.source, [setKey], [this.clock ? Math.floor(this.clock() * 1000) : '', op, id, limit, leaseMs]);
+    return callScript(this.client, this.script, [setKey], [this.clock ? Math.floor(this.clock() * 1000) : '', op, id, limit, leaseMs]);
   }
 }

@@ -8,10 +8,10 @@ import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import { loadCombinedScript, loadScript } from './lua-script.loader.js';
 import { RedisClockOffset } from './redis-clock.offset.js';
-import { callScript } from './redis-script.call.js';
+import { callScript, luaScript, type LuaScript } from './redis-script.call.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
 import { RULE_REPLY_WIDTH, checkReply, decodeDecision, decodeDecisions, encodeBatch, type ScriptCall } from './redis-call.codec.js';
-import { expandDecisions, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
+import { expandDecisions, planRule, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
 
 
 export interface RedisStoreOptions {
@@ -54,27 +54,21 @@ export class RateLimitDeadlineError extends Error {
 }
 
 
-const COMBINED = 'rateLimitAll' as const;
+/** The combined script's name among the scripts: a batch of calls of several algorithms. */
+const COMBINED = 'all';
 /**
  * The combined script with the Redis 7 flag that lets it reach keys of several slots of one Cluster node: a batch
  * declares one call's keys in KEYS (which must hash to one slot, and route the call) and passes the others in ARGV.
  */
-const CROSS_SLOT = 'rateLimitAllCrossSlot' as const;
+const CROSS_SLOT = 'all-cross-slot';
 /** The script replied { -2 }: a key it was given in ARGV is not on this node (a slot moved); nothing was written. */
 const NOT_HERE = -2;
 // Replies that mean a Cluster batch did not run on the node it was sent to, or the server cannot run the flag.
 const SEND_ONE_BY_ONE = /^(MOVED|ASK|TRYAGAIN|CROSSSLOT|CLUSTERDOWN)\b|non local key|Unexpected flag|shebang|Error compiling script/i;
-const COMMAND_NAMES = new Map<string, `rateLimit${string}`>();
-/** `sliding-window` -> `rateLimitSlidingWindow`, worked out once per script (this is on every decision's path). */
-function commandName(script: string): `rateLimit${string}` {
-  let name = COMMAND_NAMES.get(script);
-  if (!name) COMMAND_NAMES.set(script, (name = `rateLimit${script.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase())}`));
-  return name;
-}
 
 /**
- * Decides in Redis, atomically, with one Lua script per algorithm registered through ioredis's `defineCommand`
- * (EVALSHA, with a transparent EVAL on NOSCRIPT after a restart or SCRIPT FLUSH). Works on a `Redis` or a
+ * Decides in Redis, atomically, with one Lua script per algorithm (EVALSHA, with a transparent EVAL on NOSCRIPT: a
+ * new connection's first call, a restart, a SCRIPT FLUSH). Works on a `Redis` or a
  * `Cluster` client; the client is the caller's and is never closed here.
  */
 export class RedisStore implements RateLimitStore {
@@ -82,8 +76,8 @@ export class RedisStore implements RateLimitStore {
   private readonly clock?: Clock;
   private readonly timeoutMs?: number;
   private readonly redisClock: RedisClockOffset;
-  /** Script source by command name, for the EVAL that answers a NOSCRIPT ioredis's own resend could not avoid. */
-  private readonly sources = new Map<string, string>();
+  /** The scripts by name: one per algorithm (its file's), the combined one for a batch of several, and its cross-slot twin. */
+  private readonly scripts = new Map<string, LuaScript>();
   private readonly batcher?: RedisCallBatcher;
   /** Whether this Cluster's nodes run the cross-slot script (Redis 7); cleared when one refuses it. */
   private crossSlot: boolean;
@@ -103,12 +97,11 @@ export class RedisStore implements RateLimitStore {
     this.timeoutMs = options.clock ? undefined : options.timeoutMs;
     this.redisClock = new RedisClockOffset(client);
     const scripts = Object.values(ALGORITHM_DEFINITIONS).map((d) => d.script);
-    // defineCommand only stores the source; a client shared by several stores gets the same definitions again.
-    for (const script of scripts) this.sources.set(commandName(script), loadScript(script));
-    this.sources.set(COMBINED, loadCombinedScript(scripts));
+    for (const script of scripts) this.scripts.set(script, luaScript(loadScript(script)));
+    const combined = loadCombinedScript(scripts);
+    this.scripts.set(COMBINED, luaScript(combined));
     this.crossSlot = client.isCluster;
-    if (client.isCluster) this.sources.set(CROSS_SLOT, `#!lua flags=allow-cross-slot-keys\n${this.sources.get(COMBINED)!}`);
-    for (const [name, lua] of this.sources) client.defineCommand(name, { lua });
+    if (client.isCluster) this.scripts.set(CROSS_SLOT, luaScript(`#!lua flags=allow-cross-slot-keys\n${combined}`));
     const coalesce = options.coalesce === undefined || options.coalesce === true ? {} : options.coalesce;
     if (coalesce !== false) {
       const maxBatch = coalesce.maxBatch ?? DEFAULT_MAX_BATCH;
@@ -135,7 +128,7 @@ export class RedisStore implements RateLimitStore {
   }
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
-    await this.run('refund', planRules(this.prefix, [{ key, rule }], cost, 'refund').rules);
+    await this.run('refund', [planRule(this.prefix, key, rule, cost, 'refund')]);
   }
 
   /** redis-cell's `CL.THROTTLE key max_burst count period [quantity]` (period in seconds), with its five-value reply. */
@@ -144,7 +137,7 @@ export class RedisStore implements RateLimitStore {
   }
 
   async reset(key: string, rule: RateLimitRule): Promise<void> {
-    const [planned] = planRules(this.prefix, [{ key, rule }], 0, 'peek').rules;
+    const planned = planRule(this.prefix, key, rule, 0, 'peek');
     await this.client.del(planned.keys.state, planned.keys.block);
   }
 
@@ -159,7 +152,7 @@ export class RedisStore implements RateLimitStore {
   private decideOne(op: 'consume' | 'peek', key: string, rule: RateLimitRule, cost: number): Promise<Decision> {
     let rules: PlannedRule[];
     try {
-      rules = planRules(this.prefix, [{ key, rule }], cost, op).rules;
+      rules = [planRule(this.prefix, key, rule, cost, op)];
     } catch (error) {
       return Promise.reject(error);
     }
@@ -293,12 +286,12 @@ export class RedisStore implements RateLimitStore {
     if (crossSlot) return this.send(CROSS_SLOT, keys, argv);
     const first = calls[0].rules[0].definition;
     const same = calls.every((c) => c.rules.every((r) => r.definition === first));
-    return this.send(same ? commandName(first.script) : COMBINED, keys, argv);
+    return this.send(same ? first.script : COMBINED, keys, argv);
   }
 
   /** The script call, resent as EVAL after a NOSCRIPT (redis-script.call.ts); it carries the same deadline. */
-  private send(script: `rateLimit${string}`, keys: string[], argv: (string | number)[]): Promise<number[]> {
-    return callScript(this.client, script, this.sources.get(script)!, keys, argv);
+  private send(script: string, keys: string[], argv: (string | number)[]): Promise<number[]> {
+    return callScript(this.client, this.scripts.get(script)!, keys, argv);
   }
 
   /** On a Cluster, rules of different trackers can live on different nodes, where no script can reach both. */

@@ -58,8 +58,12 @@ export function mergeCall(entries: readonly RuleKey[], defaultCost: number, op: 
   return rules.length === 1 ? { rules } : mergeRepeats(entries, rules, op);
 }
 
-function planEntry(prefix: string, { key, rule, cost: own }: RuleKey, defaultCost: number, op: StoreOp): PlannedRule {
-  const cost = own ?? defaultCost;
+function planEntry(prefix: string, { key, rule, cost }: RuleKey, defaultCost: number, op: StoreOp): PlannedRule {
+  return planRule(prefix, key, rule, cost ?? defaultCost, op);
+}
+
+/** One `{ key, rule, cost }` checked and resolved: `planRules` of one entry, without the arrays around it. */
+export function planRule(prefix: string, key: string, rule: RateLimitRule, cost: number, op: StoreOp): PlannedRule {
   checkEntry(key, rule, cost, op);
   // checkEntry refused a rule without a definition (a concurrency rule: leases are not decisions).
   const definition = ALGORITHM_DEFINITIONS[rule.algorithm as WindowAlgorithm];

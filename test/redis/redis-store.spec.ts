@@ -56,6 +56,21 @@ describe('RedisStore on a real redis-server', () => {
     expect(keys.filter((k) => k.includes('evil'))).toEqual([]);
   });
 
+  it("puts the client's own ioredis keyPrefix before every key, lockouts included, as ioredis does for its commands", async () => {
+    const prefix = uniquePrefix();
+    const prefixed = redis.client({ keyPrefix: 'tenant-7:' });
+    try {
+      const store = new RedisStore(prefixed, { keyPrefix: prefix });
+      const rule = defineRule({ algorithm: 'fixed-window', limit: 1, window: '1m', blockMs: '1m' }, 'api');
+      expect((await store.consume('u', rule)).allowed).toBe(true);
+      expect((await store.consume('u', rule)).allowed).toBe(false);
+      expect((await client.keys(`tenant-7:${prefix}:*`)).sort()).toEqual([`tenant-7:${prefix}:api:fw60000:{u}`, `tenant-7:${prefix}:api:{u}:block`]);
+      expect(await keysOf(prefix)).toEqual([]);
+    } finally {
+      prefixed.disconnect();
+    }
+  });
+
   it('decides on Redis time when no clock is given', async () => {
     const prefix = uniquePrefix();
     const store = new RedisStore(client, { keyPrefix: prefix });
