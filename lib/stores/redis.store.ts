@@ -11,6 +11,7 @@ import { RedisClockOffset } from './redis-clock.offset.js';
 import { callScript, luaScript, type LuaScript } from './redis-script.call.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
 import { RULE_REPLY_WIDTH, checkReply, decodeDecision, decodeDecisions, encodeBatch, type ScriptCall } from './redis-call.codec.js';
+import { RedisWriteCorker } from './redis-write.corker.js';
 import { expandDecisions, planRule, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
 
 
@@ -28,7 +29,8 @@ export interface RedisStoreOptions {
   /**
    * Coalescing: the calls made in one turn of the event loop go to Redis as one script call (per Cluster node),
    * which decides them in order, each exactly as if sent alone; a lone call goes out at once. `false` sends one
-   * script call per decision: for a Redis shared with latency-critical commands, which a script call deciding
+   * script call per decision (on a `Redis` client, those made in one turn share one socket write, as with ioredis's
+   * auto-pipelining): for a Redis shared with latency-critical commands, which a script call deciding
    * `maxBatch` calls (about 1 µs each, more for sliding-log rules with large costs) holds back. `true` is the
    * default. @default { maxBatch: 32 }
    */
@@ -79,6 +81,8 @@ export class RedisStore implements RateLimitStore {
   /** The scripts by name: one per algorithm (its file's), the combined one for a batch of several, and its cross-slot twin. */
   private readonly scripts = new Map<string, LuaScript>();
   private readonly batcher?: RedisCallBatcher;
+  /** With coalescing off: the calls of one turn in one socket write, each its own script call. */
+  private readonly corker?: RedisWriteCorker;
   /** Whether this Cluster's nodes run the cross-slot script (Redis 7); cleared when one refuses it. */
   private crossSlot: boolean;
 
@@ -109,6 +113,8 @@ export class RedisStore implements RateLimitStore {
         throw new RangeError(`Invalid Redis store option "coalesce.maxBatch": ${String(maxBatch)} (expected an integer from 1 to 10000)`);
       }
       this.batcher = new RedisCallBatcher((calls, landed) => this.dispatch(calls, landed), maxBatch);
+    } else {
+      this.corker = new RedisWriteCorker(client);
     }
   }
 
@@ -291,6 +297,7 @@ export class RedisStore implements RateLimitStore {
 
   /** The script call, resent as EVAL after a NOSCRIPT (redis-script.call.ts); it carries the same deadline. */
   private send(script: string, keys: string[], argv: (string | number)[]): Promise<number[]> {
+    this.corker?.cork();
     return callScript(this.client, this.scripts.get(script)!, keys, argv);
   }
 

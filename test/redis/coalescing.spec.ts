@@ -77,6 +77,18 @@ describe('RedisStore coalescing', () => {
     expect(await scriptCalls(admin)).toBe(5);
   });
 
+  it('with coalescing off, writes the calls made in one turn to the socket together, each still a script call of its own', async () => {
+    const s = store({ coalesce: false });
+    await s.peek('warm', rule);
+    await admin.config('RESETSTAT');
+    const decisions = Array.from({ length: 40 }, () => s.consume('k', rule));
+    expect((await Promise.all(decisions)).map((d) => d.remaining)).toEqual(Array.from({ length: 40 }, (_, i) => 99 - i));
+    expect(await scriptCalls(admin)).toBe(40);
+    // Redis read them in one go (the INFO below is one more read), not one read per call.
+    const reads = Number(/^total_reads_processed:(\d+)/m.exec(await admin.info('stats'))![1]);
+    expect(reads).toBeLessThanOrEqual(5);
+  });
+
   it('refuses a coalesce.maxBatch that is not an integer from 1 to 10000, naming the option', () => {
     expect(() => store({ coalesce: { maxBatch: 0 } })).toThrow('Invalid Redis store option "coalesce.maxBatch": 0 (expected an integer from 1 to 10000)');
   });
