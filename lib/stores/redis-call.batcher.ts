@@ -8,7 +8,10 @@ export interface PendingCall extends ScriptCall {
   /** A one-rule consume or peek whose caller wants the Decision alone: no MultiDecision is built for it. */
   single: boolean;
   reject(error: unknown): void;
-  /** Date.now() when the call was made: the batch's deadline counts from its first call. */
+  /**
+   * Date.now() when its batch opened (the batch's first call was made), read once per batch: the deadline counts
+   * from it for every call of the batch, a fraction of a turn earlier than some were made, never later.
+   */
   madeAt: number;
 }
 
@@ -45,6 +48,8 @@ export const DEFAULT_MAX_BATCH = 32;
  */
 export class RedisCallBatcher {
   private pending: PendingCall[] = [];
+  /** Date.now() when the pending batch's first call was made. */
+  private openedAt = 0;
   /** Batches sent and not yet settled. */
   private inFlight = 0;
   private readonly flush = () => this.send();
@@ -65,7 +70,8 @@ export class RedisCallBatcher {
   submit(op: ScriptCall['op'], rules: ScriptCall['rules'], single: false): Promise<MultiDecision | undefined>;
   submit(op: ScriptCall['op'], rules: ScriptCall['rules'], single: boolean): Promise<MultiDecision | Decision | undefined> {
     return new Promise<MultiDecision | Decision | undefined>((resolve, reject) => {
-      const queued = this.pending.push({ op, rules, single, resolve, reject, madeAt: Date.now() });
+      if (this.pending.length === 0) this.openedAt = Date.now();
+      const queued = this.pending.push({ op, rules, single, resolve, reject, madeAt: this.openedAt });
       if (queued === 1 && this.inFlight === 0) this.send();
       else if (queued === 1) setImmediate(this.flush);
       else if (queued >= this.maxBatch) this.send();

@@ -67,40 +67,54 @@ function lockoutArg(rule: RateLimitRule): number | string {
   return rule.lockoutFactor === undefined ? rule.blockMs : `${rule.blockMs}:${rule.lockoutFactor}:${rule.lockoutMaxMs}:${rule.lockoutForgetMs}`;
 }
 
-/** How many integers the script replies per rule of a consume or peek (see lua/includes/driver.lua). */
-export const RULE_REPLY_WIDTH = 3;
-
-/** How many integers the script replies for `call`: 3 per rule, none for a refund. */
-export function replyWidth(call: ScriptCall): number {
-  return call.op === 'refund' ? 0 : RULE_REPLY_WIDTH * call.rules.length;
-}
-
-/** Whether `reply` is what the script sends for `calls`, so that each call gets exactly its own numbers. */
+/**
+ * Whether `reply` is what the script sends for `calls`, so that each call gets exactly its own numbers: per rule of a
+ * consume or peek, 2 integers when admitted (remaining, reset after), 3 when refused (-1 - remaining, reset after,
+ * retry after); nothing for a refund.
+ */
 export function checkReply(reply: unknown, calls: readonly ScriptCall[]): asserts reply is number[] {
-  let width = 0;
-  for (const call of calls) width += replyWidth(call);
-  if (!Array.isArray(reply) || reply.length !== width || !reply.every(Number.isInteger)) {
-    throw new Error(`Unexpected reply from the rate-limit script: ${JSON.stringify(reply)} (expected ${width} integers for ${calls.length} call(s))`);
+  let at = 0;
+  let valid = Array.isArray(reply);
+  for (let c = 0; valid && c < calls.length; c++) {
+    if (calls[c].op === 'refund') continue;
+    for (let i = 0; valid && i < calls[c].rules.length; i++) {
+      const width = (reply as unknown[])[at] as number >= 0 ? 2 : 3;
+      for (let j = 0; j < width; j++) valid &&= Number.isInteger((reply as unknown[])[at + j]);
+      at += width;
+    }
+  }
+  if (!valid || (reply as unknown[]).length !== at) {
+    throw new Error(`Unexpected reply from the rate-limit script: ${JSON.stringify(reply)} (expected 2 or 3 integers per rule of ${calls.length} call(s))`);
   }
 }
 
-/**
- * The Decision of a one-rule consume or peek call, from its 3 integers starting at `at` in the batch's reply: remaining
- * (-1 - remaining when refused), reset after and retry after (ms).
- */
-export function decodeDecision(rule: PlannedRule, reply: readonly number[], at: number): Decision {
-  const status = reply[at];
-  const limit = rule.definition.capacity(rule.rule);
-  return status >= 0 ? toDecision(limit, true, status, reply[at + 1], reply[at + 2]) : toDecision(limit, false, -1 - status, reply[at + 1], reply[at + 2]);
-}
+/** Reads a checked reply (see `checkReply`) call by call, in the order of the batch's calls. */
+export class ReplyReader {
+  private at = 0;
 
-/** The decisions of a consume or peek call, from its 3 integers per rule starting at `at` in the batch's reply. */
-export function decodeDecisions(rules: readonly PlannedRule[], reply: readonly number[], at: number): MultiDecision {
-  let allowed = true;
-  const decisions = rules.map((r, i) => {
-    const decision = decodeDecision(r, reply, at + RULE_REPLY_WIDTH * i);
-    allowed &&= decision.allowed;
-    return decision;
-  });
-  return { allowed, decisions };
+  constructor(private readonly reply: readonly number[]) {}
+
+  /** The Decision of a one-rule consume or peek call. */
+  decision(rule: PlannedRule): Decision {
+    const { reply, at } = this;
+    const status = reply[at];
+    const limit = rule.definition.capacity(rule.rule);
+    if (status >= 0) {
+      this.at = at + 2;
+      return toDecision(limit, true, status, reply[at + 1], 0);
+    }
+    this.at = at + 3;
+    return toDecision(limit, false, -1 - status, reply[at + 1], reply[at + 2]);
+  }
+
+  /** The decisions of a consume or peek call of one rule or several. */
+  decisions(rules: readonly PlannedRule[]): MultiDecision {
+    let allowed = true;
+    const decisions = rules.map((r) => {
+      const decision = this.decision(r);
+      allowed &&= decision.allowed;
+      return decision;
+    });
+    return { allowed, decisions };
+  }
 }

@@ -10,7 +10,7 @@ import { loadCombinedScript, loadScript } from './lua-script.loader.js';
 import { RedisClockOffset } from './redis-clock.offset.js';
 import { callScript, luaScript, type LuaScript } from './redis-script.call.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
-import { RULE_REPLY_WIDTH, checkReply, decodeDecision, decodeDecisions, encodeBatch, type ScriptCall } from './redis-call.codec.js';
+import { ReplyReader, checkReply, encodeBatch, type ScriptCall } from './redis-call.codec.js';
 import { RedisWriteCorker } from './redis-write.corker.js';
 import { expandDecisions, planRule, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
 
@@ -172,7 +172,7 @@ export class RedisStore implements RateLimitStore {
     const calls: ScriptCall[] = [{ op, rules }];
     const reply = await this.callInTime(calls, Date.now());
     checkReply(reply, calls);
-    return op === 'refund' ? undefined : decodeDecisions(rules, reply, 0);
+    return op === 'refund' ? undefined : new ReplyReader(reply).decisions(rules);
   }
 
   /** Sends a batch the batcher closed: as one script call, or on a Cluster one per node. */
@@ -201,14 +201,10 @@ export class RedisStore implements RateLimitStore {
       for (const call of calls) call.reject(error);
       return;
     }
-    let at = 0;
+    const read = new ReplyReader(reply);
     for (const call of calls) {
-      if (call.op === 'refund') {
-        call.resolve(undefined);
-      } else {
-        call.resolve(call.single ? decodeDecision(call.rules[0], reply, at) : decodeDecisions(call.rules, reply, at));
-        at += RULE_REPLY_WIDTH * call.rules.length;
-      }
+      if (call.op === 'refund') call.resolve(undefined);
+      else call.resolve(call.single ? read.decision(call.rules[0]) : read.decisions(call.rules));
     }
   }
 

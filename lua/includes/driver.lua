@@ -22,9 +22,9 @@
   A batch's calls mostly repeat one rule, so a rule's definition is sent and parsed once per batch, and a call
   is one short argument that the script parses once per batch however often it repeats.
 
-  Reply: per consume or peek call, per rule, 3 integers: remaining when admitted, or -1 - remaining when refused
-  (one integer for both, the caller reading the sign); reset after (ms); retry after (ms; -1 = never, 0 when
-  admitted). Nothing for a refund. { -1 }: the batch reached Redis after its deadline, nothing was written.
+  Reply: per consume or peek call, per rule: when admitted, 2 integers, remaining and reset after (ms); when refused,
+  3, -1 - remaining, reset after (ms) and retry after (ms; -1 = never). The caller reads the sign of the first to
+  know how many follow (an admitted decision's retry after is 0: not sent). Nothing for a refund. { -1 }: the batch reached Redis after its deadline, nothing was written.
   { -2 }: a key of the last m arguments is not served by this node (a slot moved), nothing was written.
 ]]
 -- Numbers in ARGV are read by arithmetic, not tonumber (see get_number in the prelude): a lone call pays this
@@ -94,8 +94,8 @@ if extra > 0 then
   end
 end
 local k = 0
--- Sized for one call of one rule, a lone call's whole reply (a refund's empty reply is made at the end).
-local reply, n = { 0, 0, 0 }, 0
+-- Sized for one admitted decision, a lone call's usual reply (a refund's empty reply is made at the end).
+local reply, n = { 0, 0 }, 0
 
 -- A call's argument parsed: { op, n = rule count, [i] = definition, and its cost: `cost` for one rule, costs[i] for
 -- several }, memoised by the argument itself (Lua strings are interned: a repeated call is one table lookup).
@@ -211,7 +211,13 @@ local function push(allowed, remaining, reset, retry)
   if remaining < 0 then
     remaining = 0
   end
-  reply[n + 1] = allowed and remaining or -1 - remaining
+  if allowed then
+    reply[n + 1] = remaining
+    reply[n + 2] = ceil_ms(reset)
+    n = n + 2
+    return
+  end
+  reply[n + 1] = -1 - remaining
   reply[n + 2] = ceil_ms(reset)
   reply[n + 3] = retry < 0 and -1 or ceil_ms(retry)
   n = n + 3
