@@ -22,7 +22,7 @@
 -- Members sort like their sequence numbers, because ZRANGE breaks score ties by member: a length prefix
 -- ('a' = 1 digit, 'b' = 2 digits, ...) makes lexicographic order numeric order.
 local function sl_member(seq)
-  local digits = string.format('%.0f', seq)
+  local digits = int(seq)
   return string.char(96 + #digits) .. digits
 end
 
