@@ -55,6 +55,12 @@ export class DeadlineQueue {
             };
       const entry: Pending = { deadline: performance.now() + this.timeoutMs, reject: fail, settled: false };
       this.push(entry);
+      if (typeof (promise as Partial<Promise<T>> | undefined)?.then !== 'function') {
+        // A custom store that answered with a value, not a promise: its failure, as a rejection would be.
+        this.settle(entry);
+        fail(new TypeError(`The store answered ${String(promise)}, not a promise (promise.then is not a function)`));
+        return;
+      }
       promise.then(
         (value) => {
           this.settle(entry);

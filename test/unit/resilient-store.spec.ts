@@ -130,6 +130,19 @@ describe('ResilientStore', () => {
     expect(errors).toHaveLength(1);
   });
 
+  it('decides by the failure policy, and ends the probe, when a custom primary returns a value instead of a promise', async () => {
+    const { store, primary, errors } = await halfOpen('closed');
+    const consume = primary.consume.bind(primary);
+    primary.consume = (() => ({ allowed: true })) as unknown as typeof primary.consume;
+    expect(await store.consume('k', rule)).toMatchObject({ allowed: false, degraded: 'closed' });
+    expect(errors.at(-1)).toMatch(/then/);
+    primary.consume = consume;
+    store.breaker.probeNow();
+    // The breaker was told of the failure, not left waiting on the probe: the next call probes, and closes it.
+    expect(await store.consume('k', rule)).not.toHaveProperty('degraded');
+    expect(store.breaker.state).toBe('closed');
+  });
+
   it('does not open the circuit on deadline refusals whose round trip was prompt (a clock step, not an outage)', async () => {
     const { store, primary } = make('closed');
     primary.consume = () => Promise.reject(new RateLimitDeadlineError({ roundTripMs: 1, timeoutMs: 20 }));
