@@ -49,17 +49,7 @@ export class ResilientStore implements RateLimitStore {
   // consume, consumeAll and peek are every decision's path: promise chains, not async functions (see `guarded`),
   // which turn what they throw (a caller's mistake, a throwing hook) into a rejection all the same.
   consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    try {
-      checkEntry(key, rule, cost, 'consume');
-      return this.guarded(
-        'consume',
-        () => this.primary.consume(key, rule, cost),
-        (policy) => (policy === 'memory' ? this.fallback.consume(key, rule, cost) : substitute(policy, rule, cost, this.breaker.retryInMs)),
-        rule,
-      );
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.decideOne('consume', key, rule, cost);
   }
 
   consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
@@ -83,17 +73,7 @@ export class ResilientStore implements RateLimitStore {
   }
 
   peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    try {
-      checkEntry(key, rule, cost, 'peek');
-      return this.guarded(
-        'peek',
-        () => this.primary.peek(key, rule, cost),
-        (policy) => (policy === 'memory' ? this.fallback.peek(key, rule, cost) : substitute(policy, rule, cost, this.breaker.retryInMs)),
-        rule,
-      );
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.decideOne('peek', key, rule, cost);
   }
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
@@ -111,6 +91,21 @@ export class ResilientStore implements RateLimitStore {
     // What the fallback counted while Redis was away must not outlive a reset either.
     await this.fallback.reset(key, rule);
     await this.guarded('reset', () => this.primary.reset(key, rule), async () => undefined, rule);
+  }
+
+  /** One rule's consume or peek: checked, then the primary's answer, or the failure policy's. */
+  private decideOne(op: 'consume' | 'peek', key: string, rule: RateLimitRule, cost: number): Promise<Decision> {
+    try {
+      checkEntry(key, rule, cost, op);
+      return this.guarded(
+        op,
+        () => this.primary[op](key, rule, cost),
+        (policy) => (policy === 'memory' ? this.fallback[op](key, rule, cost) : substitute(policy, rule, cost, this.breaker.retryInMs)),
+        rule,
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**

@@ -29,8 +29,8 @@ class ScriptCommand extends Command {
   constructor(
     private readonly script: LuaScript,
     args: string[],
-    /** Always EVAL: the resend after a NOSCRIPT, which must not meet another (ioredis's resend could, see below). */
-    private readonly source = false,
+    /** Always EVAL: the resend after a NOSCRIPT, which must not meet another (see callScript). */
+    private readonly alwaysEval = false,
   ) {
     // Command turns numbers into strings, and puts a keyPrefix before the keys, in its constructor, on the empty
     // list: callScript has done both.
@@ -42,7 +42,7 @@ class ScriptCommand extends Command {
     this.socket = socket;
     let loaded = LOADED.get(socket);
     if (loaded === undefined) LOADED.set(socket, (loaded = new Set()));
-    if (this.source || !loaded.has(this.script.sha)) {
+    if (this.alwaysEval || !loaded.has(this.script.sha)) {
       loaded.add(this.script.sha);
       this.name = 'eval';
       this.args[0] = this.script.source;

@@ -14,7 +14,6 @@ import { ReplyReader, checkReply, encodeBatch, type ScriptCall } from './redis-c
 import { RedisWriteCorker } from './redis-write.corker.js';
 import { expandDecisions, planRule, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
 
-
 export interface RedisStoreOptions {
   /** Prefix of every key: `<prefix>:<rule>:<tag>:{<tracker>}` (see keys/key.builder.ts). Must not contain `{` or `}`. @default 'rl' */
   keyPrefix?: string;
@@ -55,7 +54,6 @@ export class RateLimitDeadlineError extends Error {
   }
 }
 
-
 /** The combined script's name among the scripts: a batch of calls of several algorithms. */
 const COMBINED = 'all';
 /**
@@ -70,8 +68,8 @@ const SEND_ONE_BY_ONE = /^(MOVED|ASK|TRYAGAIN|CROSSSLOT|CLUSTERDOWN)\b|non local
 
 /**
  * Decides in Redis, atomically, with one Lua script per algorithm (EVALSHA, with a transparent EVAL on NOSCRIPT: a
- * new connection's first call, a restart, a SCRIPT FLUSH). Works on a `Redis` or a
- * `Cluster` client; the client is the caller's and is never closed here.
+ * new connection's first call, a restart, a SCRIPT FLUSH). Works on a `Redis` or a `Cluster` client; the client is
+ * the caller's and is never closed here.
  */
 export class RedisStore implements RateLimitStore {
   private readonly prefix: string;

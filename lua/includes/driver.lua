@@ -24,7 +24,8 @@
 
   Reply: per consume or peek call, per rule: when admitted, 2 integers, remaining and reset after (ms); when refused,
   3, -1 - remaining, reset after (ms) and retry after (ms; -1 = never). The caller reads the sign of the first to
-  know how many follow (an admitted decision's retry after is 0: not sent). Nothing for a refund. { -1 }: the batch reached Redis after its deadline, nothing was written.
+  know how many follow (an admitted decision's retry after is 0: not sent). Nothing for a refund.
+  { -1 }: the batch reached Redis after its deadline, nothing was written.
   { -2 }: a key of the last m arguments is not served by this node (a slot moved), nothing was written.
 ]]
 -- Numbers in ARGV are read by arithmetic, not tonumber (see get_number in the prelude): a lone call pays this
