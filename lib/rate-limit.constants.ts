@@ -12,3 +12,5 @@ export const RATE_LIMIT_METRICS = Symbol('RATE_LIMIT_METRICS');
 export const RATE_LIMIT_AUDIT = Symbol('RATE_LIMIT_AUDIT');
 /** Injection token of the `LeaseStore` that holds the leases of concurrency rules. */
 export const RATE_LIMIT_LEASE_STORE = Symbol('RATE_LIMIT_LEASE_STORE');
+/** Injection token, present (true) when `globalInterceptor` registered `RateLimitInterceptor` for every handler. */
+export const RATE_LIMIT_GLOBAL_INTERCEPTOR = Symbol('RATE_LIMIT_GLOBAL_INTERCEPTOR');

@@ -1,4 +1,4 @@
-import { BadRequestException, Inject, Injectable, InternalServerErrorException, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { BadRequestException, Inject, Injectable, InternalServerErrorException, Logger, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import type { RateLimitSettings } from './config/module-options.validator.js';
@@ -9,13 +9,14 @@ import { clientIp, groupIp, type HttpRequestLike } from './http/client-ip.js';
 import { requestResponseOf, setHeaders, type RequestResponse } from './http/execution-context.adapter.js';
 import { warnIfForwardedForIgnored } from './http/forwarded-for.warning.js';
 import { mostRestrictive, rateLimitHeaders, retryAfterMs, type RuleOutcome } from './http/rate-limit.headers.js';
+import { interceptorRunsFor } from './http/rate-limit.interceptor.js';
 import { resolveRequestKey, type KeyedRequest } from './http/request-key.resolver.js';
 import { decideHoldingLeases, hasLeaseRules } from './http/request-lease.binder.js';
 import { userAgentMatches } from './http/user-agent.matcher.js';
 import type { MultiDecision } from './interfaces/decision.interface.js';
 import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
 import type { RuleKey } from './interfaces/store.interface.js';
-import { RATE_LIMIT_METADATA, RATE_LIMIT_SETTINGS, SKIP_RATE_LIMIT_METADATA } from './rate-limit.constants.js';
+import { RATE_LIMIT_GLOBAL_INTERCEPTOR, RATE_LIMIT_METADATA, RATE_LIMIT_SETTINGS, SKIP_RATE_LIMIT_METADATA } from './rate-limit.constants.js';
 import { errorDetail, RateLimitExceededException } from './rate-limit.exception.js';
 import { RateLimitService } from './rate-limit.service.js';
 
@@ -44,6 +45,8 @@ interface RouteCache {
 export class RateLimitGuard implements CanActivate {
   private readonly routes = new WeakMap<object, Map<object, RouteCache>>();
   private readonly logger = new Logger('RateLimit');
+  /** True when `globalInterceptor` registered RateLimitInterceptor; a property, so that subclasses' constructors stay as they are. */
+  @Optional() @Inject(RATE_LIMIT_GLOBAL_INTERCEPTOR) private readonly globalInterceptor?: boolean;
 
   constructor(
     protected readonly reflector: Reflector,
@@ -103,7 +106,15 @@ export class RateLimitGuard implements CanActivate {
     // Concurrency rules hold a lease for the request, released when it ends (http/request-lease.binder.ts); without
     // an HTTP response it is taken once every guard admitted, and a lease not free is refused here as well.
     const result = hasLeaseRules(entries)
-      ? await decideHoldingLeases(this.service, entries, rulesVersion, context, response, (refused) => this.conclude(context, policies, shadowed, response, refused))
+      ? await decideHoldingLeases(
+          this.service,
+          entries,
+          rulesVersion,
+          context,
+          response,
+          (refused) => this.conclude(context, policies, shadowed, response, refused),
+          () => this.checkLeaseHolder(context, route.route),
+        )
       : await this.service.decide(entries, rulesVersion);
     return this.conclude(context, policies, shadowed, response, result);
   }
@@ -190,6 +201,14 @@ export class RateLimitGuard implements CanActivate {
   private checkedTracker(tracker: unknown): string {
     if (typeof tracker !== 'string' || tracker === '') this.refuseUndecidable(`getTracker returned ${JSON.stringify(tracker)}, not a non-empty string`);
     return tracker;
+  }
+
+  /** A call without an HTTP response leaves its leases to RateLimitInterceptor; without it, no limit would hold them. */
+  private checkLeaseHolder(context: ExecutionContext, route: string): void {
+    if (interceptorRunsFor(this.reflector, context, this.globalInterceptor === true)) return;
+    this.refuseUndecidable(
+      `${route} has concurrency rules and no HTTP response, so RateLimitInterceptor must hold their leases: set globalInterceptor: true in RateLimitModule.forRoot, or add @UseInterceptors(RateLimitInterceptor) to it`,
+    );
   }
 
   /**

@@ -1,11 +1,10 @@
 import { Inject, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule } from '@nestjs/core';
 import { RateLimitConfigWatcher, readRulesConfig } from './config/config.watcher.js';
 import { validateModuleOptions, type RateLimitSettings } from './config/module-options.validator.js';
 import { RateLimitConfigError } from './config/rate-limit-config.error.js';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import { RateLimitRoutesChecker } from './decorators/route-rules.checker.js';
-import { RateLimitInterceptor } from './http/rate-limit.interceptor.js';
 import { UpgradeRequestsWatcher } from './http/upgrade-requests.js';
 import type { RateLimitModuleOptions } from './interfaces/rate-limit-options.interface.js';
 import { createMetrics, type RateLimitMetrics } from './observability/rate-limit.metrics.js';
@@ -57,7 +56,8 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
 
 /**
  * `RateLimitModule.forRoot(options)` / `forRootAsync({ imports, inject, useFactory | useClass | useExisting })`,
- * plus `isGlobal` and `globalGuard`. Invalid options stop the application at start-up, naming the option.
+ * plus `isGlobal`, `globalGuard` and `globalInterceptor`. Invalid options stop the application at start-up, naming
+ * the option.
  */
 @Module({
   imports: [DiscoveryModule],
@@ -98,10 +98,6 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
     RateLimitRoutesChecker,
     // WebSocket messages keyed by client IP need the proxy headers of their upgrade request.
     UpgradeRequestsWatcher,
-    // A 429 thrown by business code gets Retry-After and headers (the guard sets its own), whatever filter answers
-    // it; a WebSocket message (or a call without an HTTP response) takes its leases here, once every guard admitted
-    // it, and gives them back when its handler ends.
-    { provide: APP_INTERCEPTOR, useClass: RateLimitInterceptor },
   ],
   exports: [RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_AUDIT, RateLimitPolicies, RateLimitService, RateLimitGuard, RateLimitConfigWatcher],
 })

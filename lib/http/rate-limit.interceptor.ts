@@ -1,4 +1,5 @@
-import { Inject, Injectable, Optional, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Inject, Injectable, Optional, type CallHandler, type ExecutionContext, type NestInterceptor, type Type } from '@nestjs/common';
+import type { Reflector } from '@nestjs/core';
 import { catchError, throwError, type Observable } from 'rxjs';
 import type { RateLimitSettings } from '../config/module-options.validator.js';
 import type { RateLimitMetrics } from '../observability/rate-limit.metrics.js';
@@ -8,8 +9,10 @@ import { countRefusals, setRefusalHeaders } from './rate-limit-refusal.response.
 import { holdingLeases, takePendingLeases } from './handler-lease.binder.js';
 
 /**
- * What the module does around every handler call, registered globally: one interceptor, because each global
- * interceptor costs every request of the app a layer of Observables (about 2 µs on Express), rate-limited or not.
+ * What the module does around a handler call, where the app registers it: for every handler with
+ * `globalInterceptor: true`, or with `@UseInterceptors(RateLimitInterceptor)` on a controller, gateway or handler.
+ * Not registered by default: Nest runs a layer of Observables around every handler that has any interceptor, which
+ * costs each request of the app 7-12 µs (the HTTP bench), rate-limited or not.
  * - A 429 that business code throws (`enforce`, or `RateLimitExceededException` after a `peek`) gets its
  *   `Retry-After` and the rate-limit headers of the refusing rules, and a refusal no metric has counted is counted;
  *   the exception then goes on to whatever filter the app has. An interceptor rather than a filter: an app's own
@@ -19,7 +22,8 @@ import { holdingLeases, takePendingLeases } from './handler-lease.binder.js';
  *   resolver without one, another transport) are taken here, once every guard admitted the call (the guard
  *   decided its rate rules), and released when the handler completes, fails or is unsubscribed; a lease not free
  *   refuses the call as the guard would have (http/handler-lease.binder.ts). Over HTTP the guard takes them and
- *   the response's end releases them (http/request-lease.binder.ts).
+ *   the response's end releases them (http/request-lease.binder.ts). Without this interceptor on such a call, the
+ *   guard refuses it rather than leave its concurrency rules unenforced (see `interceptorRunsFor`).
  */
 @Injectable()
 export class RateLimitInterceptor implements NestInterceptor {
@@ -41,4 +45,21 @@ export class RateLimitInterceptor implements NestInterceptor {
     const leases = takePendingLeases(context);
     return leases ? holdingLeases(leases, context, handled) : handled;
   }
+}
+
+/** Nest's metadata key of `@UseInterceptors` (INTERCEPTORS_METADATA, the same since Nest 5). */
+const INTERCEPTORS_METADATA = '__interceptors__';
+
+/**
+ * Whether RateLimitInterceptor will run for this handler call: registered by `globalInterceptor`, or named in
+ * `@UseInterceptors` of the handler or its class (as the class or an instance). An interceptor the app registers
+ * itself as `APP_INTERCEPTOR` or with `useGlobalInterceptors` is not seen here.
+ */
+export function interceptorRunsFor(reflector: Reflector, context: ExecutionContext, global: boolean): boolean {
+  return global || namesInterceptor(reflector, context.getHandler()) || namesInterceptor(reflector, context.getClass());
+}
+
+function namesInterceptor(reflector: Reflector, target: Type<unknown> | Function): boolean {
+  const listed = reflector.get<unknown[] | undefined>(INTERCEPTORS_METADATA, target);
+  return listed?.some((entry) => entry === RateLimitInterceptor || entry instanceof RateLimitInterceptor) ?? false;
 }

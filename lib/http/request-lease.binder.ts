@@ -19,7 +19,8 @@ export function hasLeaseRules(entries: readonly RuleKey[]): boolean {
  * another guard that refuses all end there). Otherwise (WebSocket messages, other transports), where nothing
  * would release them if another guard refused the call, RateLimitInterceptor takes them once every guard
  * admitted, and releases them when the handler ends (http/handler-lease.binder.ts); `refuse` then refuses the
- * call if a lease is not free.
+ * call if a lease is not free, and `beforeDeferring` is called first, to refuse the call (by throwing) when that
+ * interceptor will not run for it: nothing would hold its leases.
  */
 export async function decideHoldingLeases(
   service: RateLimitService,
@@ -28,9 +29,13 @@ export async function decideHoldingLeases(
   context: ExecutionContext,
   response: unknown,
   refuse: RefuseCall,
+  beforeDeferring: () => void,
 ): Promise<MultiDecision> {
   const raw = nodeResponse(response);
-  if (!raw) return decideDeferringLeases(service, entries, rulesVersion, context, refuse);
+  if (!raw) {
+    beforeDeferring();
+    return decideDeferringLeases(service, entries, rulesVersion, context, refuse);
+  }
   const { leases, ...result } = await service.decideWithLeases(entries, rulesVersion);
   if (leases.length > 0) holdUntilResponseEnds(leases, raw);
   return result;

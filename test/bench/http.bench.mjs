@@ -4,7 +4,8 @@
 // would run on the app's event loop), loaded by autocannon from this process, 64 connections; a redis-server
 // started by the bench on a free port holds the counters.
 //
-// Cases, per adapter: no guard; our RateLimitModule.forRoot({ store: <ioredis client>, globalGuard: true,
+// Cases, per adapter: no guard; a global guard whose canActivate only returns true (what Nest itself charges for
+// running a guard, the floor under any guard); our RateLimitModule.forRoot({ store: <ioredis client>, globalGuard: true,
 // defaultRule: { limit: 1e9, window: '1m' } }) (sliding window, the default algorithm; every other option at its
 // default, coalescing included when the build has it); @nestjs/throttler 6
 // (ThrottlerGuard as APP_GUARD) with @nest-lab/throttler-storage-redis, { ttl: 60000, limit: 1e9 }, its client with
@@ -18,7 +19,8 @@
 // process.cpuUsage() inside it, Redis CPU (INFO cpu), the CPU the rest of the machine used (noisy above 0.3 cores).
 // BENCH_QUIET_WAIT_S (default 0): before each run, wait up to that long for the rest of the machine to go quiet.
 //
-// Run: `npm run bench:http` (builds first). BENCH_HTTP_ADAPTERS (express,fastify), BENCH_HTTP_CONNECTIONS (64),
+// Run: `npm run bench:http` (builds first). BENCH_HTTP_ADAPTERS (express,fastify), BENCH_HTTP_GUARDS (case ids;
+// no guard always runs), BENCH_HTTP_CONNECTIONS (64),
 // BENCH_HTTP_CPU_PROF=<dir> (a V8 CPU profile per app, written when the bench stops it).
 // Writes test/bench/results/http.md, and the README's http section on a full run (5+ rounds, both adapters).
 import { resolve } from 'node:path';
@@ -48,12 +50,23 @@ const VARIANTS = [
   { id: 'one-ip', label: '1 IP', ipPool: 0 },
   { id: 'ip-pool', label: '10k IPs (XFF)', ipPool: IP_POOL },
 ];
-const GUARDS = [
+const ALL_GUARDS = [
   { id: 'none', kind: 'none', label: 'no guard', config: { guard: 'none' } },
+  { id: 'admit-all', kind: 'admit-all', label: 'a guard that only returns true', config: { guard: 'admit-all' } },
+  {
+    id: 'admit-all-intercepted',
+    kind: 'admit-all',
+    label: 'that guard and a global interceptor that only passes on',
+    config: { guard: 'admit-all', interceptor: true },
+  },
   { id: 'ours', kind: 'ours', label: 'ours (sliding-window, Redis, module defaults)', config: { guard: 'ours', algorithm: 'sliding-window' } },
   { id: 'throttler', kind: 'throttler', label: 'throttler+redis, auto-pipelining off', config: { guard: 'throttler' } },
   { id: 'throttler-ap', kind: 'throttler', label: 'throttler+redis, auto-pipelining on', config: { guard: 'throttler', autoPipelining: true } },
 ];
+/** BENCH_HTTP_GUARDS=id,id: only these cases (no guard always runs: every ratio is to it). */
+const GUARDS = process.env.BENCH_HTTP_GUARDS
+  ? ALL_GUARDS.filter((g) => g.id === 'none' || process.env.BENCH_HTTP_GUARDS.split(',').includes(g.id))
+  : ALL_GUARDS;
 
 /**
  * One request before the load: the guard must answer 200 with its own headers, or the case would measure
@@ -62,7 +75,7 @@ const GUARDS = [
 async function checkGuardAnswers(port, guard) {
   const response = await fetch(`http://127.0.0.1:${port}/ping`, { headers: { 'x-forwarded-for': '192.0.2.1' } });
   await response.text();
-  const expected = { none: null, ours: 'ratelimit-policy', throttler: 'x-ratelimit-limit' }[guard.kind];
+  const expected = { none: null, 'admit-all': null, ours: 'ratelimit-policy', throttler: 'x-ratelimit-limit' }[guard.kind];
   if (response.status !== 200) throw new Error(`${guard.label}: check request answered ${response.status}`);
   if (expected && !response.headers.has(expected)) throw new Error(`${guard.label}: check response has no ${expected} header`);
 }
@@ -82,7 +95,7 @@ async function runCase(c, env) {
   const redisKeys = await env.admin.dbsize();
   const decisions = await app.stats();
   await env.admin.flushall();
-  if (c.guard.kind !== 'none' && redisKeys === 0) throw new Error(`${c.guard.label}: the run left no key in Redis, so its storage was not used`);
+  if (c.guard.kind !== 'none' && c.guard.kind !== 'admit-all' && redisKeys === 0) throw new Error(`${c.guard.label}: the run left no key in Redis, so its storage was not used`);
   return {
     ...result,
     errors: result.errors + result.timeouts,
@@ -160,7 +173,7 @@ async function main() {
     process.stdout.write(`\n${markdown}`);
     writeResult('http.md', markdown);
     writeResult('http-runs.json', `${JSON.stringify({ rounds: ROUNDS, cases: cases.map(({ id, group, adapter, guard, variant }) => ({ id, group, adapter, guard: guard.label, variant: variant.label })), runs }, null, 1)}\n`);
-    if (ROUNDS >= 5 && ADAPTERS.length === 2) writeReadmeSection('http', readmeSummary({ runs, groups, goals, rounds: ROUNDS, measureS: MEASURE_S }));
+    if (ROUNDS >= 5 && ADAPTERS.length === 2 && GUARDS === ALL_GUARDS) writeReadmeSection('http', readmeSummary({ runs, groups, goals, rounds: ROUNDS, measureS: MEASURE_S }));
   } finally {
     await Promise.all([...apps.values()].map((a) => a.stop()));
     await admin.quit().catch(() => admin.disconnect());

@@ -60,8 +60,8 @@ describe.each(PLATFORMS)('escalating lockouts over HTTP on %s', (platform) => {
       });
       app = await startApp(platform, {
         imports: options.config
-          ? [config, RateLimitModule.forRootAsync({ imports: [ConfigModule], inject: [ConfigService], useFactory: (c: ConfigService) => ({ ...base, config: c }), globalGuard: true })]
-          : [RateLimitModule.forRoot({ ...base, rules: { login: LOGIN }, globalGuard: true })],
+          ? [config, RateLimitModule.forRootAsync({ imports: [ConfigModule], inject: [ConfigService], useFactory: (c: ConfigService) => ({ ...base, config: c }), globalGuard: true, globalInterceptor: true })]
+          : [RateLimitModule.forRoot({ ...base, rules: { login: LOGIN }, globalGuard: true, globalInterceptor: true })],
         controllers: [LoginController],
       });
       return app.getHttpServer();

@@ -39,6 +39,7 @@ describe.each(PLATFORMS)('"per-rule" headers on %s', (platform) => {
             defaultRule: sliding(3, '1m'),
             rules: { burst: sliding(2, '10s'), exports: sliding(1, '1m') },
             globalGuard: true,
+            globalInterceptor: true,
           }),
         ],
         controllers: [HeadersController, ExportController],

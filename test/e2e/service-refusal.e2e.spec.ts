@@ -1,8 +1,8 @@
-import { Body, Catch, Controller, Get, HttpCode, HttpException, Param, Post, type ArgumentsHost, type ExceptionFilter, type INestApplication, type Provider } from '@nestjs/common';
+import { Body, Catch, Controller, Get, HttpCode, HttpException, Param, Post, UseInterceptors, type ArgumentsHost, type ExceptionFilter, type INestApplication, type Provider } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { Registry } from 'prom-client';
 import request from 'supertest';
-import { RateLimitExceededException, RateLimitModule, RateLimitService, type RateLimitHeadersMode } from '../../lib/index.js';
+import { RateLimitExceededException, RateLimitInterceptor, RateLimitModule, RateLimitService, type RateLimitHeadersMode } from '../../lib/index.js';
 import { ManualClock } from '../support/manual.clock.js';
 import { uniquePrefix } from '../support/redis-server.js';
 import { STORE_KINDS, useStoreOptions } from './support/e2e-stores.js';
@@ -47,6 +47,11 @@ class AccountController {
   }
 }
 
+/** The same routes, with RateLimitInterceptor on this controller alone (no `globalInterceptor`). */
+@Controller()
+@UseInterceptors(RateLimitInterceptor)
+class InterceptedAccountController extends AccountController {}
+
 const rule = (limit: number, window: string) => ({ limit, window, algorithm: 'sliding-log' as const });
 
 /** An app's own catch-all filter with a uniform error body, as many apps have. */
@@ -71,7 +76,8 @@ describe.each(PLATFORMS)('a 429 thrown by business code on %s', (platform) => {
     let clock: ManualClock;
     let registry: Registry;
 
-    async function start(headers: RateLimitHeadersMode = 'draft', providers: Provider[] = []) {
+    /** `interceptor`: RateLimitInterceptor for every handler (`globalInterceptor`), on the controller alone, or none (the default). */
+    async function start(headers: RateLimitHeadersMode = 'draft', providers: Provider[] = [], interceptor: 'global' | 'controller' | 'none' = 'global') {
       clock = new ManualClock();
       registry = new Registry();
       app = await startApp(platform, {
@@ -85,9 +91,10 @@ describe.each(PLATFORMS)('a 429 thrown by business code on %s', (platform) => {
             defaultRule: rule(100, '1m'),
             rules: { reports: rule(2, '1m'), 'login-ip': rule(10, '1h'), 'login-user': rule(2, '15m') },
             globalGuard: true,
+            globalInterceptor: interceptor === 'global',
           }),
         ],
-        controllers: [AccountController],
+        controllers: [interceptor === 'controller' ? InterceptedAccountController : AccountController],
         providers,
       });
       return app.getHttpServer();
@@ -125,6 +132,21 @@ describe.each(PLATFORMS)('a 429 thrown by business code on %s', (platform) => {
       expect(refused.headers['retry-after']).toBe('40');
       expect(refused.headers['ratelimit-policy']).toBe('"reports";q=2;w=60');
       expect(refused.headers['ratelimit']).toBe('"reports";r=0;t=60');
+    });
+
+    it('answers an enforce refusal with Retry-After and the refusing rule\'s fields when only its controller uses RateLimitInterceptor', async () => {
+      const refused = await exhaustReports(await start('draft', [], 'controller'));
+      expect(refused.headers['retry-after']).toBe('40');
+      expect(refused.headers['ratelimit-policy']).toBe('"reports";q=2;w=60');
+      expect(refused.headers['ratelimit']).toBe('"reports";r=0;t=60');
+    });
+
+    it('leaves an enforce refusal as Nest renders it without RateLimitInterceptor (the default): its body, no Retry-After', async () => {
+      const refused = await exhaustReports(await start('draft', [], 'none'));
+      expect(refused.body).toEqual({ statusCode: 429, message: 'Too Many Requests', retryAfter: 40 });
+      expect(refused.headers['retry-after']).toBeUndefined();
+      // What the guard set for the route's own rule, which admitted the request.
+      expect(refused.headers['ratelimit-policy']).toBe('"default";q=100;w=60');
     });
 
     it('answers an enforce refusal with the legacy fields of the refusing rule in legacy mode', async () => {

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
+import { jest } from '@jest/globals';
 import { EventEmitter } from 'node:events';
-import type { ExecutionContext } from '@nestjs/common';
+import { InternalServerErrorException, Logger, UseInterceptors, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { WsException } from '@nestjs/websockets';
 import { lastValueFrom, Observable, of, Subject, throwError } from 'rxjs';
@@ -10,7 +11,11 @@ import { ManualClock } from '../support/manual.clock.js';
 
 const USER = { key: 'header:x-user', shared: true } as const;
 
-/** A gateway's handlers: `export` under a rate rule and a concurrency rule, `tried` under a shadow concurrency rule. */
+/**
+ * A gateway's handlers: `export` under a rate rule and a concurrency rule, `tried` under a shadow concurrency rule;
+ * RateLimitInterceptor on the class holds their leases.
+ */
+@UseInterceptors(RateLimitInterceptor)
 class ExportsGateway {
   @RateLimit({ name: 'calls', algorithm: 'fixed-window', limit: 5, window: '1m', ...USER })
   @RateLimit({ name: 'exports', algorithm: 'concurrency', limit: 1, leaseMs: '1m', ...USER })
@@ -20,17 +25,21 @@ class ExportsGateway {
   tried() {}
 }
 
+/** The same handlers with no RateLimitInterceptor to hold their leases. */
+class UninterceptedGateway extends ExportsGateway {}
+Reflect.defineMetadata('__interceptors__', [], UninterceptedGateway);
+
 /** A socket.io-like client: its handshake names the user, and it emits 'disconnect'. */
 class Client extends EventEmitter {
   readonly handshake = { address: '10.0.0.1', headers: { 'x-user': 'u1' } };
 }
 
 /** A new context per message: Nest gives each handler call its own arguments array. */
-function message(client: Client, handler: keyof ExportsGateway): ExecutionContext {
+function message(client: Client, handler: keyof ExportsGateway, gateway: typeof ExportsGateway = ExportsGateway): ExecutionContext {
   const args = [client, { n: 1 }];
   return {
     getType: () => 'ws',
-    getClass: () => ExportsGateway,
+    getClass: () => gateway,
     getHandler: () => ExportsGateway.prototype[handler],
     getArgs: () => args,
     getArgByIndex: (index: number) => args[index],
@@ -77,6 +86,19 @@ describe('leases of calls without an HTTP response (WebSocket messages)', () => 
     const admitted = guard.canActivate(context);
     await expect(admitted).resolves.toBe(true);
     // Another guard refuses: Nest never calls the interceptor.
+    expect(await inFlight('exports')).toBe(0);
+  });
+
+  it('refuses a message of a handler RateLimitInterceptor does not run for, charging nothing: no limit would hold its lease', async () => {
+    const { guard, inFlight, callsLeft } = setup();
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    try {
+      await expect(guard.canActivate(message(new Client(), 'export', UninterceptedGateway))).rejects.toThrow(InternalServerErrorException);
+      expect(String(logged.mock.calls[0]?.[0])).toContain('@UseInterceptors(RateLimitInterceptor)');
+    } finally {
+      logged.mockRestore();
+    }
+    expect(await callsLeft()).toBe(5);
     expect(await inFlight('exports')).toBe(0);
   });
 

@@ -1,8 +1,11 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, UseInterceptors } from '@nestjs/common';
+import { RateLimitInterceptor } from 'nestjs-redis-rate-limit';
 import { SmsRequestPipe, type SmsRequest } from './sms-request.pipe.js';
 import { SmsService } from './sms.service.js';
 
 @Controller('sms')
+// The service's `enforce` throws the 429; the interceptor gives it Retry-After and the refusing rule's headers.
+@UseInterceptors(RateLimitInterceptor)
 export class SmsController {
   constructor(private readonly sms: SmsService) {}
 

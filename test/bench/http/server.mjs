@@ -1,5 +1,5 @@
-// The Nest app under load in the HTTP bench: Express or Fastify (config.adapter), one route `GET /ping` answering "ok", and one of four
-// guards (none, our RateLimitGuard with a given algorithm, @nestjs/throttler + @nest-lab/throttler-storage-redis).
+// The Nest app under load in the HTTP bench: Express or Fastify (config.adapter), one route `GET /ping` answering "ok", and one of five
+// guards (none, a guard that only returns true, our RateLimitGuard with a given algorithm, @nestjs/throttler + @nest-lab/throttler-storage-redis).
 // Plain ESM: decorators are applied by hand (Controller()(cls), Get()(proto, name, descriptor), Module()(cls)).
 //
 // Used two ways:
@@ -10,7 +10,7 @@
 //   exits on { type: 'stop' } (a clean exit, so --cpu-prof writes its profile);
 // - in-process, through `startBenchApp(config)` (BENCH_HTTP_INPROCESS=1), to compare the two set-ups.
 import { Controller, Get, Module } from '@nestjs/common';
-import { APP_GUARD, NestFactory } from '@nestjs/core';
+import { APP_GUARD, APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
@@ -29,6 +29,20 @@ class PingController {
 Controller()(PingController);
 Get('ping')(PingController.prototype, 'ping', Object.getOwnPropertyDescriptor(PingController.prototype, 'ping'));
 
+/** A global guard that admits every request and does nothing else: what Nest charges for running any guard. */
+class AdmitAllGuard {
+  canActivate() {
+    return true;
+  }
+}
+
+/** A global interceptor that only passes the handler's result on: what Nest charges for running any interceptor. */
+class PassOnInterceptor {
+  intercept(_context, next) {
+    return next.handle();
+  }
+}
+
 /**
  * The imports and providers of one case. `redis` is an ioredis client made the same way for both limiters
  * (default options: auto-pipelining off), passed in, so neither module owns or tunes its connection.
@@ -37,6 +51,14 @@ function guardModule(config, redis) {
   switch (config.guard) {
     case 'none':
       return { imports: [], providers: [] };
+    case 'admit-all':
+      return {
+        imports: [],
+        providers: [
+          { provide: APP_GUARD, useClass: AdmitAllGuard },
+          ...(config.interceptor ? [{ provide: APP_INTERCEPTOR, useClass: PassOnInterceptor }] : []),
+        ],
+      };
     case 'ours':
       return {
         imports: [
@@ -91,12 +113,12 @@ async function decisionStats(registry) {
 }
 
 /**
- * Builds and starts the app of one case on 127.0.0.1:0. config: { adapter: 'express' | 'fastify', guard: 'none'|'ours'|'throttler', algorithm?,
+ * Builds and starts the app of one case on 127.0.0.1:0. config: { adapter: 'express' | 'fastify', guard: 'none'|'admit-all'|'ours'|'throttler', interceptor? (admit-all), algorithm?,
  * headers?, timeoutMs? (ours), autoPipelining? (the ioredis client's, default off), trustProxy: boolean, redisPort }. Returns { port, close() }.
  */
 export async function startBenchApp(config) {
   const redis =
-    config.guard === 'none' ? null : new Redis({ host: '127.0.0.1', port: config.redisPort, enableAutoPipelining: config.autoPipelining === true });
+    config.guard === 'none' || config.guard === 'admit-all' ? null : new Redis({ host: '127.0.0.1', port: config.redisPort, enableAutoPipelining: config.autoPipelining === true });
   if (redis) await redis.ping(); // connected before the first request
   const { imports, providers } = guardModule(config, redis);
   class BenchAppModule {}
