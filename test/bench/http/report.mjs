@@ -76,7 +76,8 @@ export function httpGoals(runs, groups) {
     const ours = `${g.id}-ours`;
     const none = `${g.id}-none`;
     const throttler = betterThrottler(runs, g.id);
-    const t = summary(roundRatios(runs, throttler, none));
+    const t = throttler ? summary(roundRatios(runs, throttler, none)) : null;
+    const floor = summary(roundRatios(runs, `${g.id}-admit-all`, none));
     const cpu = addedCpu(runs, ours, none);
     goals.push(
       scoreGoal({
@@ -86,7 +87,8 @@ export function httpGoals(runs, groups) {
         blockers: [...blockersOf(runs, ours), ...blockersOf(runs, none)],
         noisy: noisyRounds(runs, [ours, none]),
         detail:
-          `throttler+redis (${throttler.endsWith('-ap') ? 'auto-pipelining on' : 'auto-pipelining off'}, its better setting): ${x(t.median)} (${x(t.min)}-${x(t.max)}) of no guard; ` +
+          (t ? `throttler+redis (${throttler.endsWith('-ap') ? 'auto-pipelining on' : 'auto-pipelining off'}, its better setting): ${x(t.median)} (${x(t.min)}-${x(t.max)}) of no guard; ` : '') +
+          `a guard that only returns true: ${x(floor.median)} (${x(floor.min)}-${x(floor.max)}); ` +
           `app CPU our guard adds: ${int(cpu.median)} µs/request (rounds ${int(cpu.min)} to ${int(cpu.max)})`,
       }),
     );
