@@ -91,7 +91,9 @@ async function runCase(c, env) {
   const accounting = await startRedisAccounting([env.admin]);
   const cpuBefore = await app.cpuUsageUs();
   const meter = startNoiseMeter(() => env.pids);
+  const loadCpuBefore = process.cpuUsage();
   const result = await runLoad({ port: app.port, seconds: MEASURE_S, connections: CONNECTIONS, ipPool: c.variant.ipPool });
+  const loadCpu = process.cpuUsage(loadCpuBefore);
   const noise = meter.stop();
   const appCpuUs = (await app.cpuUsageUs()) - cpuBefore;
   const redis = await accounting.finish();
@@ -107,6 +109,9 @@ async function runCase(c, env) {
     othersCores: noise.othersCores,
     appCpuUsPerRequest: appCpuUs / result.requests,
     redisCpuUsPerRequest: (redis.cpuSeconds * 1e6) / result.requests,
+    // autocannon, in this process: on a 2-core machine the load generator competes with the app and Redis.
+    loadCpuUsPerRequest: (loadCpu.user + loadCpu.system) / result.requests,
+    machineBusyCores: noise.busyCores,
     scriptCallsPerRequest: redis.scriptCalls / result.requests,
   };
 }

@@ -17,7 +17,7 @@ export function betterThrottler(runs, group) {
 }
 
 export function casesTable(runs, cases) {
-  const headers = ['adapter', 'clients', 'case', 'req/s (median)', 'min-max', 'spread', 'vs no guard (median, min-max)', 'p50 ms', 'p99 ms', 'app CPU µs/req', 'Redis CPU µs/req', 'non-2xx', 'errors', 'degraded', 'noisy runs'];
+  const headers = ['adapter', 'clients', 'case', 'req/s (median)', 'min-max', 'spread', 'vs no guard (median, min-max)', 'p50 ms', 'p99 ms', 'app CPU µs/req', 'Redis CPU µs/req', 'load generator CPU µs/req', 'machine busy (cores)', 'non-2xx', 'errors', 'degraded', 'noisy runs'];
   const rows = cases.map((c) => {
     const mine = runsOf(runs, c.id);
     const s = summary(mine.map((r) => r.perSecond));
@@ -36,13 +36,15 @@ export function casesTable(runs, cases) {
       ms(m((r) => r.p99)),
       int(m((r) => r.appCpuUsPerRequest)),
       c.guard.id === 'none' ? '-' : ms(m((r) => r.redisCpuUsPerRequest) * 1),
+      int(m((r) => r.loadCpuUsPerRequest)),
+      m((r) => r.machineBusyCores).toFixed(2),
       int(sum('non2xx')),
       int(sum('errors')),
       c.guard.kind === 'ours' ? int(sum('degraded')) : '-',
       `${mine.filter((r) => r.othersCores > NOISY_CORES).length}/${mine.length}`,
     ];
   });
-  return markdownTable(headers, rows, [false, false, false, true, true, true, true, true, true, true, true, true, true, true, true]);
+  return markdownTable(headers, rows, [false, false, false, ...headers.slice(3).map(() => true)]);
 }
 
 export function roundsTable(runs, cases, rounds) {

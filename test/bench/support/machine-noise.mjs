@@ -35,8 +35,8 @@ const JIFFIES_PER_SECOND = 100;
 
 /**
  * Starts a measurement over the bench's own processes (`pids()`: this node process, its redis-server(s), app
- * processes). `stop()` returns { othersCores, ownCores, seconds }: the machine's busy CPU minus the bench's own,
- * per second of wall time, in cores. Jiffies are 10 ms, so a few seconds' run is accurate to a few hundredths.
+ * processes). `stop()` returns { othersCores, ownCores, busyCores, seconds }: the machine's busy CPU minus the
+ * bench's own, the bench's own, and the machine's whole, per second of wall time, in cores. Jiffies are 10 ms, so a few seconds' run is accurate to a few hundredths.
  */
 export function startNoiseMeter(pids) {
   const ids = [...new Set(pids())];
@@ -48,9 +48,11 @@ export function startNoiseMeter(pids) {
     stop() {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const ownJiffies = own() - ownBefore;
-      const othersJiffies = machineBusyJiffies() - machineBefore - ownJiffies;
+      const busyJiffies = machineBusyJiffies() - machineBefore;
+      const othersJiffies = busyJiffies - ownJiffies;
       return {
         seconds,
+        busyCores: busyJiffies / JIFFIES_PER_SECOND / seconds,
         ownCores: ownJiffies / JIFFIES_PER_SECOND / seconds,
         // Rounding of the two readings can make a quiet machine look a hair below zero.
         othersCores: Math.max(0, othersJiffies / JIFFIES_PER_SECOND / seconds),
