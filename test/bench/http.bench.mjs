@@ -89,13 +89,15 @@ async function runCase(c, env) {
   await runLoad({ port: app.port, seconds: WARMUP_S, connections: CONNECTIONS, ipPool: c.variant.ipPool });
   await app.resetStats();
   const accounting = await startRedisAccounting([env.admin]);
-  const cpuBefore = await app.cpuUsageUs();
+  const cpuBefore = await app.cpuUsage();
   const meter = startNoiseMeter(() => env.pids);
   const loadCpuBefore = process.cpuUsage();
   const result = await runLoad({ port: app.port, seconds: MEASURE_S, connections: CONNECTIONS, ipPool: c.variant.ipPool });
   const loadCpu = process.cpuUsage(loadCpuBefore);
   const noise = meter.stop();
-  const appCpuUs = (await app.cpuUsageUs()) - cpuBefore;
+  const cpuAfter = await app.cpuUsage();
+  const appUserUs = cpuAfter.user - cpuBefore.user;
+  const appSystemUs = cpuAfter.system - cpuBefore.system;
   const redis = await accounting.finish();
   const redisKeys = await env.admin.dbsize();
   const decisions = await app.stats();
@@ -107,7 +109,8 @@ async function runCase(c, env) {
     degraded: decisions.degraded,
     waitedS,
     othersCores: noise.othersCores,
-    appCpuUsPerRequest: appCpuUs / result.requests,
+    appCpuUsPerRequest: (appUserUs + appSystemUs) / result.requests,
+    appSystemUsPerRequest: appSystemUs / result.requests,
     redisCpuUsPerRequest: (redis.cpuSeconds * 1e6) / result.requests,
     // autocannon, in this process: on a 2-core machine the load generator competes with the app and Redis.
     loadCpuUsPerRequest: (loadCpu.user + loadCpu.system) / result.requests,
@@ -119,7 +122,7 @@ async function runCase(c, env) {
 function logRun(r, index, total) {
   process.stderr.write(
     `[${index}/${total}] round ${r.round} ${r.id}: ${format.int(r.perSecond)} req/s, p99 ${format.ms(r.p99)} ms, non-2xx ${r.non2xx}, errors ${r.errors}, ` +
-      `degraded ${r.degraded}, app CPU ${format.int(r.appCpuUsPerRequest)} µs/req, others ${r.othersCores.toFixed(2)} cores${r.othersCores > NOISY_CORES ? ' NOISY' : ''}\n`,
+      `degraded ${r.degraded}, app CPU ${format.int(r.appCpuUsPerRequest)} µs/req (system ${format.int(r.appSystemUsPerRequest)}), p50 ${format.ms(r.p50)} ms, others ${r.othersCores.toFixed(2)} cores${r.othersCores > NOISY_CORES ? ' NOISY' : ''}\n`,
   );
 }
 

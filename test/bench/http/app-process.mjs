@@ -70,11 +70,8 @@ export async function startAppProcess(config, { cpuProfile } = {}) {
     cpuSeconds: () => procCpuSeconds(child.pid),
     resetStats: () => ask('reset-stats'),
     stats: async () => (await ask('stats')).stats,
-    /** User + system CPU µs the app has used, from process.cpuUsage() inside it. */
-    cpuUsageUs: async () => {
-      const { usage } = await ask('cpu');
-      return usage.user + usage.system;
-    },
+    /** The app's process.cpuUsage() (user and system CPU µs), read inside it. */
+    cpuUsage: async () => (await ask('cpu')).usage,
     /** Asks the app to close (so a CPU profile is written), then SIGKILL if it has not exited in 10 s. */
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
