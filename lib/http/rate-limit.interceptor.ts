@@ -56,7 +56,12 @@ const INTERCEPTORS_METADATA = '__interceptors__';
  * itself as `APP_INTERCEPTOR` or with `useGlobalInterceptors` is not seen here.
  */
 export function interceptorRunsFor(reflector: Reflector, context: ExecutionContext, global: boolean): boolean {
-  return global || namesInterceptor(reflector, context.getHandler()) || namesInterceptor(reflector, context.getClass());
+  return interceptorNamedFor(reflector, context.getClass(), context.getHandler(), global);
+}
+
+/** `interceptorRunsFor` of a class's handler, before any call (the start-up check of the routes). */
+export function interceptorNamedFor(reflector: Reflector, cls: Type<unknown> | Function, handler: Function, global: boolean): boolean {
+  return global || namesInterceptor(reflector, handler) || namesInterceptor(reflector, cls);
 }
 
 function namesInterceptor(reflector: Reflector, target: Type<unknown> | Function): boolean {
