@@ -17,7 +17,7 @@
 // - Memory: the same path for both libraries, fixed window (RLF's memory limiter is a fixed-window counter):
 //   all admitted (limit 10M), and nearly all refused (limit 1, after a warm-up that exhausts every key), at
 //   10,000 and 1,000,000 keys (1M: 10x the memory store's default maxKeys), through the module (metrics on) and
-//   the bare MemoryStore.
+//   the bare MemoryStore. Each memory run is a child process of its own (store/memory-child.mjs).
 //
 // Run: `npm run bench:store` (builds first). Env: BENCH_SECONDS (measured seconds per run, default 2; each run
 // also has 0.5 s of warm-up), BENCH_ROUNDS (default 5), BENCH_STORE_GROUPS (comma list of redis, memory, cluster;
@@ -32,25 +32,17 @@ import { startBenchCluster } from './support/redis-cluster.mjs';
 import { benchRounds, goalsMarkdown, runRounds } from './support/rounds.mjs';
 import { casesTable, roundsTable, storeGoals } from './store/report.mjs';
 import { readmeSummary } from './store/readme.mjs';
-import { bareMemorySubject, coalesceAvailable, moduleSubject, noopSubject, rlfMemorySubject, rlfRedisSubject } from './store/subjects.mjs';
-import { MemoryStore } from '../../dist/index.js';
+import { ADMIT_ALL, ALGORITHMS, admitLimit, memoryCases, memoryId } from './store/memory-cases.mjs';
+import { runMemoryCaseInChild } from './store/memory-child.mjs';
+import { coalesceAvailable, moduleSubject, noopSubject, rlfRedisSubject } from './store/subjects.mjs';
 
-const ALGORITHMS = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
 const COUNTERS = ['fixed-window', 'sliding-window', 'token-bucket', 'gcra'];
 const IN_FLIGHT = 200;
 const REDIS_KEYS = 10_000;
-/**
- * High enough that every call of a run is admitted (FLUSHALL between runs): 10M per 60 s, under defineRule's cap
- * of 1,000 per ms of window; the sliding log's own cap is 1,000.
- */
-const ADMIT_ALL = 10_000_000;
-const SLIDING_LOG_ADMIT_ALL = 1_000;
 const WARMUP_MS = 500;
 const MEASURE_MS = measuredMs(2);
 const ROUNDS = benchRounds();
 const GROUPS = (process.env.BENCH_STORE_GROUPS ?? 'redis,memory,cluster').split(',').map((s) => s.trim());
-const MEMORY_KEYS = { '10k': 10_000, '1M': 1_000_000 };
-const admitLimit = (algorithm) => (algorithm === 'sliding-log' ? SLIDING_LOG_ADMIT_ALL : ADMIT_ALL);
 const onOff = (on) => (on ? 'on' : 'off');
 
 // ---- cases ----
@@ -96,45 +88,6 @@ function oursId(algorithm, co) {
   return co === undefined ? `ours-${algorithm}` : `ours-${algorithm}-co-${onOff(co)}`;
 }
 
-const memoryId = (keys, scenario, subject) => `mem-${keys}-${scenario}-${subject}`;
-
-function memoryCases() {
-  const cases = [];
-  for (const [keysLabel, keyCount] of Object.entries(MEMORY_KEYS)) {
-    for (const scenario of ['admit', 'refuse']) {
-      const limit = scenario === 'admit' ? ADMIT_ALL : 1;
-      const common = { group: 'memory', keyCount, refuse: scenario === 'refuse' };
-      const what = `${keysLabel} keys, ${scenario === 'admit' ? 'all admitted' : 'nearly all refused'}`;
-      // At 1M keys and refusing, our stores get room for every key, so that they refuse as RLF does (its memory
-      // limiter keeps every key): past the default maxKeys, keys evicted would be admitted afresh.
-      const maxKeys = scenario === 'refuse' && keyCount > 100_000 ? 2 * keyCount : undefined;
-      cases.push({
-        ...common,
-        id: memoryId(keysLabel, scenario, 'module'),
-        label: `ours fixed-window (module, memory${maxKeys ? `, maxKeys ${maxKeys.toLocaleString('en-US')}` : ''}), ${what}`,
-        make: () => moduleSubject({ store: maxKeys ? new MemoryStore({ maxKeys }) : 'memory', algorithm: 'fixed-window', limit }),
-      });
-      cases.push({
-        ...common,
-        id: memoryId(keysLabel, scenario, 'bare'),
-        label: `bare MemoryStore fixed-window${maxKeys ? ` (maxKeys ${maxKeys.toLocaleString('en-US')})` : ''}, ${what}`,
-        make: async () => bareMemorySubject({ algorithm: 'fixed-window', limit, maxKeys }),
-      });
-      cases.push({ ...common, id: memoryId(keysLabel, scenario, 'rlf'), label: `RateLimiterMemory, ${what}`, make: async () => rlfMemorySubject({ limit }) });
-    }
-  }
-  for (const algorithm of ALGORITHMS.filter((a) => a !== 'fixed-window')) {
-    cases.push({
-      id: `mem-10k-admit-module-${algorithm}`,
-      group: 'memory',
-      keyCount: 10_000,
-      label: `ours ${algorithm} (module, memory), 10k keys, all admitted`,
-      make: () => moduleSubject({ store: 'memory', algorithm, limit: admitLimit(algorithm) }),
-    });
-  }
-  return cases;
-}
-
 function clusterCases(coalesce) {
   return (coalesce ? [true, false] : [undefined]).map((co) => ({
     id: co === undefined ? 'cluster-sliding-window' : `cluster-sliding-window-co-${onOff(co)}`,
@@ -152,12 +105,8 @@ function keysFor(keyCount) {
   return sequences.get(keyCount);
 }
 
-/** Takes every key once (limit 1: each key is then exhausted), so the measured calls are refusals. */
-async function exhaustEveryKey(call, keyCount) {
-  for (let i = 0; i < keyCount; i++) await call(`k${i}`);
-}
-
 async function runCase(benchCase, round, env) {
+  if (benchCase.group === 'memory') return runMemoryCase(benchCase, env);
   const subject = await benchCase.make({ ...env, round });
   const keyCount = benchCase.keyCount ?? REDIS_KEYS;
   const admins = benchCase.group === 'cluster' ? env.cluster.admins : benchCase.group === 'redis' ? [env.admin] : [];
@@ -165,7 +114,6 @@ async function runCase(benchCase, round, env) {
   let meter;
   let result;
   try {
-    if (benchCase.refuse) await exhaustEveryKey(subject.call, keyCount);
     result = await runClosedLoop({
       call: subject.call,
       keys: keysFor(keyCount),
@@ -195,6 +143,28 @@ async function runCase(benchCase, round, env) {
     scriptUsPerDecision: redisCase ? redis.scriptUsec / result.decisions : NaN,
     scriptCallsPerDecision: redisCase ? redis.scriptCalls / result.decisions : NaN,
   };
+}
+
+/**
+ * A memory case runs in a child process of its own, which exits after it: RateLimiterMemory arms a 60 s timer per
+ * key, so a run at 1M keys fired a million timers into whatever ran a minute later in this process (every Redis
+ * case of rounds 2-5 ran 10-40% slower with the memory cases in the same process than without them).
+ */
+async function runMemoryCase(benchCase, env) {
+  let meter;
+  let noise;
+  const result = await runMemoryCaseInChild(benchCase.id, {
+    inFlight: benchCase.inFlight ?? IN_FLIGHT,
+    warmupMs: WARMUP_MS,
+    measureMs: MEASURE_MS,
+    onMeasureStart: (pid) => {
+      meter = startNoiseMeter(() => [...env.pids, pid]);
+    },
+    onMeasureEnd: () => {
+      noise = meter.stop();
+    },
+  });
+  return { ...result, othersCores: noise.othersCores, ownCores: noise.ownCores, redisCpuUsPerDecision: NaN, scriptUsPerDecision: NaN, scriptCallsPerDecision: NaN };
 }
 
 function logRun(run, index, total) {
