@@ -205,7 +205,7 @@ export class RateLimitGuard implements CanActivate {
 
   /** A call without an HTTP response leaves its leases to RateLimitInterceptor; without it, no limit would hold them. */
   private checkLeaseHolder(context: ExecutionContext, route: string): void {
-    if (interceptorRunsFor(this.reflector, context, this.globalInterceptor === true)) return;
+    if (interceptorRunsFor(this.reflector, context.getClass(), context.getHandler(), this.globalInterceptor === true)) return;
     this.refuseUndecidable(
       `${route} has concurrency rules and no HTTP response, so RateLimitInterceptor must hold their leases: set globalInterceptor: true in RateLimitModule.forRoot, or add @UseInterceptors(RateLimitInterceptor) to it`,
     );

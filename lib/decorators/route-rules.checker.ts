@@ -1,7 +1,7 @@
-import { Inject, Injectable, Optional, type OnModuleInit, type Type } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
-import { interceptorNamedFor } from '../http/rate-limit.interceptor.js';
+import { interceptorRunsFor } from '../http/rate-limit.interceptor.js';
 import { RateLimitPolicies } from '../config/rate-limit.policies.js';
 import type { RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
@@ -49,16 +49,16 @@ export class RateLimitRoutesChecker implements OnModuleInit {
         for (const entry of [...(classEntries ?? []), ...(handlerEntries ?? [])]) if (entry.kind === 'ref') referenced.add(entry.name);
         // A request-dependent rule has no one definition to compare; its resolved rules share state like any other.
         for (const policy of policies) if (policy.shared && !policy.resolve) this.checkShared(shared, route, policy.rule);
-        if (gateway) this.checkLeaseHolder(route, cls, handler as (...args: never[]) => unknown, policies);
+        if (gateway) this.checkLeaseHolder(route, cls, handler, policies);
       }
     }
     this.policies.require(referenced);
   }
 
   /** A gateway's message has no HTTP response whose end would release a lease: RateLimitInterceptor holds it. */
-  private checkLeaseHolder(route: string, cls: object, handler: (...args: never[]) => unknown, policies: readonly RateLimitPolicy[]): void {
+  private checkLeaseHolder(route: string, cls: Function, handler: Function, policies: readonly RateLimitPolicy[]): void {
     const leased = policies.find((p) => !p.resolve && p.rule.algorithm === 'concurrency');
-    if (!leased || interceptorNamedFor(this.reflector, cls as Type<unknown>, handler, this.globalInterceptor === true)) return;
+    if (!leased || interceptorRunsFor(this.reflector, cls, handler, this.globalInterceptor === true)) return;
     throw new RateLimitConfigError(
       `@RateLimit on ${route}`,
       leased.name,

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional, type CallHandler, type ExecutionContext, type NestInterceptor, type Type } from '@nestjs/common';
+import { Inject, Injectable, Optional, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
 import { catchError, throwError, type Observable } from 'rxjs';
 import type { RateLimitSettings } from '../config/module-options.validator.js';
@@ -51,20 +51,15 @@ export class RateLimitInterceptor implements NestInterceptor {
 const INTERCEPTORS_METADATA = '__interceptors__';
 
 /**
- * Whether RateLimitInterceptor will run for this handler call: registered by `globalInterceptor`, or named in
+ * Whether RateLimitInterceptor runs for a class's handler: registered by `globalInterceptor`, or named in
  * `@UseInterceptors` of the handler or its class (as the class or an instance). An interceptor the app registers
  * itself as `APP_INTERCEPTOR` or with `useGlobalInterceptors` is not seen here.
  */
-export function interceptorRunsFor(reflector: Reflector, context: ExecutionContext, global: boolean): boolean {
-  return interceptorNamedFor(reflector, context.getClass(), context.getHandler(), global);
-}
-
-/** `interceptorRunsFor` of a class's handler, before any call (the start-up check of the routes). */
-export function interceptorNamedFor(reflector: Reflector, cls: Type<unknown> | Function, handler: Function, global: boolean): boolean {
+export function interceptorRunsFor(reflector: Reflector, cls: Function, handler: Function, global: boolean): boolean {
   return global || namesInterceptor(reflector, handler) || namesInterceptor(reflector, cls);
 }
 
-function namesInterceptor(reflector: Reflector, target: Type<unknown> | Function): boolean {
+function namesInterceptor(reflector: Reflector, target: Function): boolean {
   const listed = reflector.get<unknown[] | undefined>(INTERCEPTORS_METADATA, target);
   return listed?.some((entry) => entry === RateLimitInterceptor || entry instanceof RateLimitInterceptor) ?? false;
 }

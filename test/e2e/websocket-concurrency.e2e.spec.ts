@@ -7,8 +7,11 @@ const FAILED = { event: 'exception', data: { status: 'error', message: 'Internal
 
 const redis = useRedisServer();
 
-describe.each(STORES)('a concurrency limit of 1 per user on a WebSocket gateway (platform-ws) with the %s store', (store) => {
-  const { connect, nextUser } = useExportsGateway(store, redis);
+/** Each store, with RateLimitInterceptor (which holds the leases) on the gateway or for every handler (`globalInterceptor`). */
+const SETUPS = STORES.flatMap((store) => (['gateway', 'global'] as const).map((interceptor) => [store, interceptor] as const));
+
+describe.each(SETUPS)('a concurrency limit of 1 per user on a WebSocket gateway (platform-ws) with the %s store (RateLimitInterceptor: %s)', (store, interceptor) => {
+  const { connect, nextUser } = useExportsGateway(store, redis, interceptor);
 
   it('refuses a second message from the same client while its first is held, with an exception carrying the 429 body', async () => {
     const client = await connect(nextUser());
