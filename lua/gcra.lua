@@ -9,7 +9,8 @@
 
   Called through the driver (lua/includes/driver.lua), which decides a batch of calls and holds the full KEYS/ARGV
   contract; what this algorithm's rules carry there:
-  state key   TAT (µs since the epoch), "F" or "F:r" = F + r/d µs
+  state key   TAT (µs since the epoch), "F" or "F:r" = F + r/d µs; expires at the end of that second (SLOT in
+              lua/includes/exact.lua)
   lockout key (only for a rule with a lockout) a string holding the instant (µs) the lockout started
   definition  'gcra', count (per period), period (ms), lockout (ms, 0 = none), max_burst + 1
   call cost   quantity (integer, 0..max_burst + 1)
@@ -25,13 +26,14 @@ ALGORITHMS['gcra'] = {
   -- Once per definition in a batch: T as units of 1/d µs (a gcd loop, not redone per decision).
   prepare = function(r)
     r.interval, r.d = reduced_interval(r.window, r.limit)
+    r.step = int(r.interval)
   end,
   check = function(r, now, quantity, apply)
     -- Everything in units of 1/d µs (see the prelude): T, tau, and the TAT as its distance from now.
     local t, d = r.interval, r.d
     local tau = t * r.param
     -- At most tau, so that a lowered burst applies at once.
-    local tat = units_until(r.key, now, d, tau)
+    local tat, stored = units_until(r.key, now, d, tau)
     local increment = t * quantity
     local new_tat = tat + increment
     local allowed, ttl, retry = true, new_tat, 0
@@ -42,7 +44,7 @@ ALGORITHMS['gcra'] = {
         retry = ceil_div(new_tat - tau, d)
       end
     elseif apply and quantity > 0 then
-      set_instant(r.key, now, new_tat, d)
+      advance_instant(r, now, stored, new_tat)
     end
     -- redis-cell: remaining = (tau - ttl) / T, truncated toward zero, and 0 once it would be negative.
     local remaining = 0

@@ -11,7 +11,8 @@
 
   Called through the driver (lua/includes/driver.lua), which decides a batch of calls and holds the full KEYS/ARGV
   contract; what this algorithm's rules carry there:
-  state key   bucket: the instant (µs since the epoch) it is full again, "F" or "F:r" = F + r/d µs
+  state key   bucket: the instant (µs since the epoch) it is full again, "F" or "F:r" = F + r/d µs; expires at the
+              end of that second (SLOT in lua/includes/exact.lua)
   lockout key (only for a rule with a lockout) a string holding the instant (µs) the lockout started
   definition  'tb', capacity (tokens), window (ms), lockout (ms, 0 = none), refill (tokens per window)
   call cost   tokens the request takes (integer, 1..capacity; 0 for a peek)
@@ -27,16 +28,17 @@ ALGORITHMS['tb'] = {
   -- Once per definition in a batch: the interval as units of 1/d µs (a gcd loop, not redone per decision).
   prepare = function(r)
     r.interval, r.d = reduced_interval(r.window, r.param)
+    r.step = int(r.interval)
   end,
   check = function(r, now, cost, apply)
     -- A token every `interval` units of 1/d µs; the debt is how long until the bucket is full, in those units.
     local interval, d = r.interval, r.d
     local capacity = r.limit * interval
-    local debt = units_until(r.key, now, d, capacity)
+    local debt, stored = units_until(r.key, now, d, capacity)
     local after = debt + cost * interval
     if after <= capacity then
       if apply then
-        set_instant(r.key, now, after, d)
+        advance_instant(r, now, stored, after)
       end
       return true, idiv(capacity - after, interval), ceil_div(after, d), 0
     end
