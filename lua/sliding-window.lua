@@ -30,55 +30,84 @@ local function older(a, b)
   return a[1] < b[1]
 end
 
--- Reads the live cells, oldest first, deleting the stale ones (the whole key when none is live); returns them
--- ({ start µs, count, field }), their total, the current cell's start (µs) and number, and the base (nil: none).
-local function sw_cells(r, now)
+-- Reads the key's cells and deletes the stale ones (the whole key when none is live). Returns the total of the live
+-- cells, the newest live cell's start (µs; nil: none), the current cell's start (µs), number and field (nil: not in
+-- the hash yet), the base (nil: none) and the hash as HGETALL returned it. An admitted request needs no more, so no
+-- table is made per cell (each was about 740 instructions in Redis's Lua): the cells as a list are made only for a
+-- refusal, a refund or a move of the base (sw_live).
+local function sw_read(r, now)
   local cell = r.window / r.param
   local current = now - now % cell -- exact for integers below 2^53, and no call into C (see fixed-window.lua)
-  local first_live = current - r.window + cell
   local flat = rcall('HGETALL', r.key)
+  local n = #flat
+  if n == 0 then
+    return 0, nil, current, current / cell, nil, nil, flat
+  end
   local base
-  for i = 1, #flat, 2 do
+  for i = 1, n, 2 do
     if flat[i] == 'b' then
       base = flat[i + 1] + 0
+      break
     end
   end
-  local live, stale, total = {}, {}, 0
-  for i = 1, #flat, 2 do
-    if flat[i] ~= 'b' then
-      local start = (base + flat[i]) * cell
+  local first_live = current - r.window + cell
+  local total, newest, field, stale = 0, nil, nil, nil
+  for i = 1, n, 2 do
+    local f = flat[i]
+    if f ~= 'b' then
+      local start = (base + f) * cell
       if start < first_live then
-        stale[#stale + 1] = flat[i]
+        stale = stale or {}
+        stale[#stale + 1] = f
       else
-        local count = flat[i + 1] + 0
-        live[#live + 1] = { start, count, flat[i] }
-        total = total + count
+        total = total + flat[i + 1]
+        if not newest or start > newest then
+          newest = start
+        end
+        if start == current then
+          field = f
+        end
       end
     end
   end
-  if #live == 0 and base then
+  if not newest then
     rcall('DEL', r.key)
-    base = nil
-  elseif #stale > 0 then
+    return 0, nil, current, current / cell, nil, nil, {}
+  elseif stale then
     rcall('HDEL', r.key, unpack(stale))
+  end
+  return total, newest, current, current / cell, field, base, flat
+end
+
+-- The live cells of a hash sw_read returned, oldest first: { start µs, count, field } each.
+local function sw_live(r, now, flat, base)
+  local cell = r.window / r.param
+  local first_live = now - now % cell - r.window + cell
+  local live = {}
+  for i = 1, #flat, 2 do
+    if flat[i] ~= 'b' then
+      local start = (base + flat[i]) * cell
+      if start >= first_live then
+        live[#live + 1] = { start, flat[i + 1] + 0, flat[i] }
+      end
+    end
   end
   if #live > 1 then
     table.sort(live, older)
   end
-  return live, total, current, current / cell, base
+  return live
 end
 
--- The field of cell `index`, creating or moving the base so that offsets stay small.
-local function sw_field(r, live, index, base)
+-- The field of cell `index`, which the hash does not hold yet, creating or moving the base so that offsets stay small.
+local function sw_field(r, now, flat, index, base)
   if base and math.abs(index - base) <= 32767 then
     return int(index - base)
   end
   -- Move the base to the current cell: rewrite the live cells under their new offsets.
   local cell = r.window / r.param
-  if base then
-    for _, c in ipairs(live) do
-      rcall('HDEL', r.key, c[3])
-    end
+  local live = base and sw_live(r, now, flat, base) or {}
+  for _, c in ipairs(live) do
+    rcall('HDEL', r.key, c[3])
   end
   for _, c in ipairs(live) do
     rcall('HSET', r.key, int(c[1] / cell - index), c[2])
@@ -91,9 +120,8 @@ ALGORITHMS['sw'] = {
   -- Reads its parameter (segments) from ARGV; see the driver.
   param = true,
   check = function(r, now, cost, apply)
-    local live, total, current, index, base = sw_cells(r, now)
+    local total, newest, current, index, field, base, flat = sw_read(r, now)
     -- The key is at full budget again when its newest counted cell leaves the window.
-    local newest = live[#live] and live[#live][1]
     if total + cost <= r.limit then
       if cost == 0 then
         return true, r.limit - total, newest and (newest + r.window - now) or 0, 0
@@ -102,7 +130,7 @@ ALGORITHMS['sw'] = {
       newest = max(current, newest or current)
       if apply then
         -- A cost of 1, most requests', goes as the string: Redis formats a number argument with '%.17g' (about 150 ns).
-        rcall('HINCRBY', r.key, sw_field(r, live, index, base), cost == 1 and '1' or cost)
+        rcall('HINCRBY', r.key, field or sw_field(r, now, flat, index, base), cost == 1 and '1' or cost)
         -- The key lives until its newest cell leaves the window: set when that cell is new, not on every write.
         if newest ~= was_newest then
           rcall('PEXPIRE', r.key, ceil_ms(newest + r.window - now))
@@ -112,7 +140,7 @@ ALGORITHMS['sw'] = {
     end
     -- Refused: cells leave the window oldest first; wait until enough units have left with them.
     local need, freed = total + cost - r.limit, 0
-    for _, c in ipairs(live) do
+    for _, c in ipairs(sw_live(r, now, flat, base)) do
       freed = freed + c[2]
       if freed >= need then
         return false, r.limit - total, newest + r.window - now, c[1] + r.window - now
@@ -122,7 +150,11 @@ ALGORITHMS['sw'] = {
   end,
   refund = function(r, now, cost)
     -- Give back from the newest cells first: that is where the refunded request was counted.
-    local live = sw_cells(r, now)
+    local _, newest, _, _, _, base, flat = sw_read(r, now)
+    if not newest then
+      return
+    end
+    local live = sw_live(r, now, flat, base)
     for i = #live, 1, -1 do
       if cost <= 0 then
         break
