@@ -47,8 +47,8 @@ export class KeyNode implements MemoryEntry<unknown> {
   /** The list it is on, or DETACHED when it is not stored (never written, dropped, or cleared). */
   list = DETACHED;
   constructor(
-    readonly space: KeySpace,
-    readonly key: string,
+    public space: KeySpace,
+    public key: string,
   ) {}
 }
 
@@ -73,6 +73,8 @@ export class MemoryKeyTable {
   /** Keys seen once that the other lists cannot push out. */
   readonly probationFloor: number;
   private writes = 0;
+  /** The last key evicted, its node kept for the next new key (see `lookup`). */
+  private spare: KeyNode | undefined;
 
   constructor(readonly maxKeys: number) {
     this.probationFloor = Math.max(1, Math.floor(maxKeys / 8));
@@ -98,10 +100,13 @@ export class MemoryKeyTable {
     return space;
   }
 
-  /** The live entry for a tracker in a space, or a new empty one (not stored until `commit`) when it is missing or expired. */
+  /**
+   * The live entry for a tracker in a space, or a new empty one (not stored until `commit`) when it is missing or
+   * expired. Commit it before writing anything else: a node evicted meanwhile may be given to another key (`fresh`).
+   */
   lookup(space: KeySpace, key: string, now: number): KeyNode {
     const node = space.nodes.get(key);
-    if (node === undefined) return new KeyNode(space, key);
+    if (node === undefined) return this.fresh(space, key);
     if (node.expiresAt > now) return node;
     // Expired: dropped, and the node reused as the empty entry.
     this.remove(node);
@@ -225,7 +230,28 @@ export class MemoryKeyTable {
     for (let list = PROBATION; list <= LOCKOUT && this.stored > this.maxKeys; list++) {
       this.dropExpired(list, now, EXPIRED_PER_EVICTION);
     }
-    while (this.stored > this.maxKeys) this.remove(this.victim(fresh));
+    while (this.stored > this.maxKeys) {
+      const victim = this.victim(fresh);
+      this.remove(victim);
+      if (victim.space !== this.plain) this.spare = victim;
+    }
+  }
+
+  /**
+   * A new, unstored node for a key. A full table evicts a key for every new one, and a node made per decision was
+   * garbage the GC had to move out of the young generation first (a node lives as long as the key is kept): the node
+   * of the last evicted key is used again. Only one the table alone held: not one of the plain space, which `get`
+   * hands to callers who may keep it.
+   */
+  private fresh(space: KeySpace, key: string): KeyNode {
+    const node = this.spare;
+    if (node === undefined) return new KeyNode(space, key);
+    this.spare = undefined;
+    node.space = space;
+    node.key = key;
+    node.value = undefined;
+    node.expiresAt = 0;
+    return node;
   }
 
   /** The oldest key of the first list in eviction order that has one other than `fresh`. */

@@ -85,3 +85,18 @@ describe('MemoryStore eviction order', () => {
     return new MemoryStore({ clock: clock.now, maxKeys });
   }
 });
+
+describe('MemoryStore at maxKeys: a new key in an evicted key’s place', () => {
+  // The table hands the node of the key it last evicted to the next new key (memory-key.table.ts, `fresh`).
+  it('starts with its whole budget whatever the evicted key had used, and so does the evicted key when it comes back', async () => {
+    const store = new MemoryStore({ clock: new ManualClock().now, maxKeys: 2 });
+    const rule = defineRule({ algorithm: 'fixed-window', limit: 5, window: '15m' }, 'reuse');
+    expect(await store.consume('spent', rule, 5)).toMatchObject({ allowed: true, remaining: 0 });
+    await store.consume('other', rule);
+    await store.consume('third', rule); // evicts 'spent', the oldest key seen once
+    expect(await store.consume('new', rule)).toMatchObject({ allowed: true, remaining: 4 });
+    expect(await store.consume('new', rule)).toMatchObject({ allowed: true, remaining: 3 });
+    expect(store.size).toBe(2);
+    expect(await store.consume('spent', rule)).toMatchObject({ allowed: true, remaining: 4 });
+  });
+});
