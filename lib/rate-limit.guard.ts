@@ -34,6 +34,8 @@ interface RouteCache {
   readonly route: string;
   /** Whether a rule is skipped or resolved per request (`skipIf`, `ignoreUserAgents`, functions of the request). */
   readonly perRequest: boolean;
+  /** Whether RateLimitInterceptor runs for the handler, to hold the leases of a call without an HTTP response. */
+  readonly intercepted: boolean;
 }
 
 /**
@@ -113,7 +115,7 @@ export class RateLimitGuard implements CanActivate {
           context,
           response,
           (refused) => this.conclude(context, policies, shadowed, response, refused),
-          () => this.checkLeaseHolder(context, route.route),
+          () => this.checkLeaseHolder(route),
         )
       : await this.service.decide(entries, rulesVersion);
     return this.conclude(context, policies, shadowed, response, result);
@@ -204,10 +206,10 @@ export class RateLimitGuard implements CanActivate {
   }
 
   /** A call without an HTTP response leaves its leases to RateLimitInterceptor; without it, no limit would hold them. */
-  private checkLeaseHolder(context: ExecutionContext, route: string): void {
-    if (interceptorRunsFor(this.reflector, context.getClass(), context.getHandler(), this.globalInterceptor === true)) return;
+  private checkLeaseHolder(route: RouteCache): void {
+    if (route.intercepted) return;
     this.refuseUndecidable(
-      `${route} has concurrency rules and no HTTP response, so RateLimitInterceptor must hold their leases: set globalInterceptor: true in RateLimitModule.forRoot, or add @UseInterceptors(RateLimitInterceptor) to it`,
+      `${route.route} has concurrency rules and no HTTP response, so RateLimitInterceptor must hold their leases: set globalInterceptor: true in RateLimitModule.forRoot, or add @UseInterceptors(RateLimitInterceptor) to it`,
     );
   }
 
@@ -237,7 +239,8 @@ export class RateLimitGuard implements CanActivate {
     });
     if (!perClass) this.routes.set(handler, (perClass = new Map()));
     const perRequest = policies.some((p) => p.resolve || p.skipIf || p.ignoreUserAgents);
-    const entry: RouteCache = { version: this.policies.version, policies, route: path ? `${path}:${name}` : name, perRequest };
+    const intercepted = interceptorRunsFor(this.reflector, cls, handler, this.globalInterceptor === true);
+    const entry: RouteCache = { version: this.policies.version, policies, route: path ? `${path}:${name}` : name, perRequest, intercepted };
     perClass.set(cls, entry);
     return entry;
   }

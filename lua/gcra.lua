@@ -23,10 +23,9 @@
 ALGORITHMS['gcra'] = {
   -- Reads its parameter (max_burst + 1) from ARGV; see the driver.
   param = true,
-  -- Once per definition in a batch: T as units of 1/d µs (a gcd loop, not redone per decision).
+  -- T = period / count, as units of 1/d µs (prepare_interval, lua/includes/exact.lua).
   prepare = function(r)
-    r.interval, r.d = reduced_interval(r.window, r.limit)
-    r.step = int(r.interval)
+    prepare_interval(r, r.limit)
   end,
   check = function(r, now, quantity, apply)
     -- Everything in units of 1/d µs (see the prelude): T, tau, and the TAT as its distance from now.

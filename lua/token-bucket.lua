@@ -25,10 +25,9 @@
 ALGORITHMS['tb'] = {
   -- Reads its parameter (refill) from ARGV; see the driver.
   param = true,
-  -- Once per definition in a batch: the interval as units of 1/d µs (a gcd loop, not redone per decision).
+  -- A token every window / refill µs, as units of 1/d µs (prepare_interval, lua/includes/exact.lua).
   prepare = function(r)
-    r.interval, r.d = reduced_interval(r.window, r.param)
-    r.step = int(r.interval)
+    prepare_interval(r, r.param)
   end,
   check = function(r, now, cost, apply)
     -- A token every `interval` units of 1/d µs; the debt is how long until the bucket is full, in those units.

@@ -73,7 +73,7 @@ export class MemoryKeyTable {
   /** Keys seen once that the other lists cannot push out. */
   readonly probationFloor: number;
   private writes = 0;
-  /** The last key evicted, its node kept for the next new key (see `lookup`). */
+  /** The node of the key last evicted, kept for the next new key (see `fresh`). */
   private spare: KeyNode | undefined;
 
   constructor(readonly maxKeys: number) {

@@ -31,14 +31,17 @@ local function ceil_div(a, b)
   return q
 end
 
--- window / rate µs as units of 1/d µs: returns units, d (coprime integers).
-local function reduced_interval(window, rate)
-  local a, b = window, rate
+-- Rule `r`'s interval, window / rate µs, as r.interval units of 1/r.d µs (coprime integers), and as r.step, the
+-- string INCRBY sends for a one-unit move (advance_instant). Once per definition in a batch: a gcd loop and a
+-- format, not redone per decision.
+local function prepare_interval(r, rate)
+  local a, b = r.window, rate
   while b ~= 0 do
     -- `%` is exact for these integers (below 2^53; see fixed-window.lua), and no call into C.
     a, b = b, a % b
   end
-  return window / a, rate / a
+  r.interval, r.d = r.window / a, rate / a
+  r.step = int(r.interval)
 end
 
 -- A key's expiry is the end of the whole second its instant falls in (a multiple of SLOT µs since the epoch), not
