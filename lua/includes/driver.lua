@@ -47,10 +47,28 @@ end
 local call_count, definition_count = ARGV[3] + 0, ARGV[4] + 0
 local extra = ARGV[5] == '0' and 0 or ARGV[5] + 0
 
--- The rule definitions, parsed once: a call's rule is one of these tables (a copy when a call has several rules).
-local definitions, has_lockout = {}, false
-local a = 5 + call_count
-for i = 1, definition_count do
+-- Sized for one admitted decision, a lone call's usual reply (a refund's empty reply is made at the end).
+local reply, n = { 0, 0 }, 0
+
+local function push(allowed, remaining, reset, retry)
+  -- A remaining below 0 (a limit lowered under the units already counted) is reported as 0.
+  if remaining < 0 then
+    remaining = 0
+  end
+  if allowed then
+    reply[n + 1] = remaining
+    reply[n + 2] = ceil_ms(reset)
+    n = n + 2
+    return
+  end
+  reply[n + 1] = -1 - remaining
+  reply[n + 2] = ceil_ms(reset)
+  reply[n + 3] = retry < 0 and -1 or ceil_ms(retry)
+  n = n + 3
+end
+
+-- The rule definition whose arguments follow ARGV[a]: its table, and the index of its last argument.
+local function define(a)
   local algorithm = ALGORITHMS[ARGV[a + 1]]
   -- Every field a decision sets is named here (cost and key by take_keys): a field added later grows the table.
   local r = { algorithm = algorithm, limit = ARGV[a + 2] + 0, window = ARGV[a + 3] * 1000, block = 0, cost = 1, key = false }
@@ -72,6 +90,34 @@ for i = 1, definition_count do
   if algorithm.prepare then
     algorithm.prepare(r)
   end
+  return r, a
+end
+
+-- A lone call of one unit under one rule without a lockout (an app with one decision in flight, or coalescing off):
+-- decided here, before the tables and functions only a batch needs are made. A script's tables and functions are
+-- made anew on every call, and those were a fifth of a lone call's Redis instructions (callgrind: 102,000 against
+-- 81,000 for a fixed window). The same check or refund as decide_one below, which this skips only because a rule
+-- without a lockout has nothing else to do.
+if call_count == 1 and definition_count == 1 and extra == 0 then
+  local spec = ARGV[6]
+  if (spec == 'c1' or spec == 'p1' or spec == 'r1') and ARGV[10] == '0' then
+    local r = define(6)
+    r.key = KEYS[1]
+    if spec == 'r1' then
+      r.algorithm.refund(r, now, 1)
+      return {}
+    end
+    push(r.algorithm.check(r, now, 1, spec == 'c1'))
+    return reply
+  end
+end
+
+-- The rule definitions, parsed once: a call's rule is one of these tables (a copy when a call has several rules).
+local definitions, has_lockout = {}, false
+local a = 5 + call_count
+for i = 1, definition_count do
+  local r
+  r, a = define(a)
   has_lockout = has_lockout or r.block > 0
   definitions[i] = r
 end
@@ -95,8 +141,6 @@ if extra > 0 then
   end
 end
 local k = 0
--- Sized for one admitted decision, a lone call's usual reply (a refund's empty reply is made at the end).
-local reply, n = { 0, 0 }, 0
 
 -- A call's argument parsed: { op, n = rule count, [i] = definition, and its cost: `cost` for one rule, costs[i] for
 -- several }, memoised by the argument itself (Lua strings are interned: a repeated call is one table lookup).
@@ -205,23 +249,6 @@ if has_lockout then
     rcall('SET', r.block_key, level > 0 and int(now) .. ':' .. level or int(now), 'PX', (length + forget) / 1000)
     return max(reset, length), retry < 0 and -1 or max(retry, length)
   end
-end
-
-local function push(allowed, remaining, reset, retry)
-  -- A remaining below 0 (a limit lowered under the units already counted) is reported as 0.
-  if remaining < 0 then
-    remaining = 0
-  end
-  if allowed then
-    reply[n + 1] = remaining
-    reply[n + 2] = ceil_ms(reset)
-    n = n + 2
-    return
-  end
-  reply[n + 1] = -1 - remaining
-  reply[n + 2] = ceil_ms(reset)
-  reply[n + 3] = retry < 0 and -1 or ceil_ms(retry)
-  n = n + 3
 end
 
 -- One rule: it can write as it checks. Its definition's table is used as is: calls are decided one at a time.
