@@ -161,7 +161,12 @@ export class RedisStore implements RateLimitStore {
       return Promise.reject(error);
     }
     if (this.batcher) return this.batcher.submit(op, rules, true);
-    return this.run(op, rules).then((result) => result!.decisions[0]);
+    // Read as the batcher's settle reads a one-rule call: no MultiDecision to unwrap, nor an async frame for it.
+    const calls: ScriptCall[] = [{ op, rules }];
+    return this.callInTime(calls, Date.now()).then((reply) => {
+      checkReply(reply, calls);
+      return new ReplyReader(reply).decision(rules[0]);
+    });
   }
 
   /** A call's decisions (undefined for a refund): through the batcher, or as a script call of its own. */
