@@ -143,7 +143,8 @@ end
 local k = 0
 
 -- A call's argument parsed: { op, n = rule count, [i] = definition, and its cost: `cost` for one rule, costs[i] for
--- several }, memoised by the argument itself (Lua strings are interned: a repeated call is one table lookup).
+-- several; `plain` when it is a consume or peek of one rule without a lockout }, memoised by the argument itself (Lua
+-- strings are interned: a repeated call is one table lookup).
 local parsed = {}
 local function parse(spec)
   local op = string.sub(spec, 1, 1)
@@ -151,7 +152,7 @@ local function parse(spec)
   local call
   if ref then
     -- One rule, one unit: most calls, read without a pattern, in one table.
-    call = { definitions[ref], op = op, n = 1, cost = 1 }
+    call = { definitions[ref], op = op, n = 1, cost = 1, plain = false, apply = op == 'c' }
   else
     call = { op = op, n = 0, costs = {} }
     for rule, cost in string.gmatch(spec, '(%d+)%*?(%d*)') do
@@ -162,7 +163,9 @@ local function parse(spec)
     end
     -- One rule with a cost of its own ('c1*3') is decided as one rule.
     call.cost = call.costs[1]
+    call.apply = op == 'c'
   end
+  call.plain = call.n == 1 and op ~= 'r' and call[1].block == 0
   parsed[spec] = call
   return call
 end
@@ -322,7 +325,14 @@ end
 for i = 6, 5 + call_count do
   local spec = ARGV[i]
   local call = parsed[spec] or parse(spec)
-  if call.n == 1 then
+  if call.plain then
+    -- What decide_one does for such a call, without its calls and branches: most calls of a batch take this path
+    -- (per fixed-window decision of a batch, 17,200 Redis instructions through decide_one, 16,000 here).
+    local r = call[1]
+    k = k + 1
+    r.key = keys[k]
+    push(r.algorithm.check(r, now, call.cost, call.apply))
+  elseif call.n == 1 then
     decide_one(call.op, call[1], call.cost)
   else
     decide_all(call)
