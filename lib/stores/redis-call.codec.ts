@@ -16,16 +16,20 @@ const CONSUME_ONE: string[] = [];
 
 /**
  * Builds one script call's KEYS and ARGV in the driver's layout (lua/includes/driver.lua): each rule's definition
- * once per batch, each call one short argument naming its definitions and costs, a lockout key only for a rule with
- * a lockout, a parameter only for an algorithm that has one.
+ * once per batch, each call one short argument naming its definitions and costs (identical calls in a row one
+ * argument, 'N:' and the call), a lockout key only for a rule with a lockout, a parameter only for an algorithm that
+ * has one.
  */
 export function encodeBatch(calls: readonly ScriptCall[], head: readonly [now: string | number, deadline: string | number], crossSlot: boolean): { keys: string[]; argv: (string | number)[] } {
   const keys: string[] = [];
   // A Cluster batch: KEYS holds the first call's keys (one slot: they route the batch), the others go last in ARGV.
   const others: string[] = crossSlot ? [] : keys;
-  const argv: (string | number)[] = [head[0], head[1], calls.length, 0, 0];
+  const argv: (string | number)[] = [head[0], head[1], 0, 0, 0];
   const refs = new Map<RateLimitRule, number>();
   const definitions: (string | number)[] = [];
+  // The current run of identical calls: its call argument and length.
+  let run = '';
+  let times = 0;
   for (let c = 0; c < calls.length; c++) {
     const { op, rules } = calls[c];
     const target = c === 0 ? keys : others;
@@ -45,8 +49,16 @@ export function encodeBatch(calls: readonly ScriptCall[], head: readonly [now: s
         spec += `${i === 0 ? '' : ','}${ref}${r.cost === 1 ? '' : `*${r.cost}`}`;
       }
     }
-    argv.push(spec);
+    if (spec === run) {
+      times++;
+    } else {
+      if (times > 0) argv.push(times === 1 ? run : `${times}:${run}`);
+      run = spec;
+      times = 1;
+    }
   }
+  argv.push(times === 1 ? run : `${times}:${run}`);
+  argv[2] = argv.length - 5;
   argv[3] = refs.size;
   for (let i = 0; i < definitions.length; i++) argv.push(definitions[i]);
   if (crossSlot) {

@@ -69,6 +69,26 @@ describe('RedisStore coalescing', () => {
     expect(await scriptCalls(admin)).toBe(2);
   });
 
+  it('sends identical calls in a row as one argument, and decides each in its place', async () => {
+    const s = store();
+    await s.peek('warm', rule);
+    await admin.config('SET', 'slowlog-log-slower-than', '0');
+    await admin.slowlog('RESET');
+    try {
+      const first = s.consume('lone', rule); // goes alone; the others wait for it, in one batch
+      const batch = [s.consume('a', rule), s.consume('a', rule), s.consume('b', rule), s.peek('a', rule), s.consume('a', rule), s.consume('c', rule, 2)];
+      const decisions = await Promise.all([first, ...batch]);
+      expect(decisions.map((d) => d.remaining)).toEqual([99, 99, 98, 99, 97, 97, 98]);
+      const entries = (await admin.slowlog('GET', 100)) as [number, number, number, string[]][];
+      const sent = entries.map((entry) => entry[3]).find((args) => args[0].toLowerCase() === 'evalsha' && args[2] === '6');
+      // After the sha, the key count and the 6 keys: now, deadline, 4 call arguments, 1 definition, no Cluster keys,
+      // then the calls: 3 consumes in a row (of 'a', 'a' and 'b'), a peek, a consume, a consume of 2 units.
+      expect(sent?.slice(9, 18)).toEqual([expect.any(String), expect.any(String), '4', '1', '0', '3:c1', 'p1', 'c1', 'c1*2']);
+    } finally {
+      await admin.config('SET', 'slowlog-log-slower-than', '10000');
+    }
+  });
+
   it('sends a batch no larger than coalesce.maxBatch', async () => {
     const s = store({ coalesce: { maxBatch: 10 } });
     await s.peek('warm', rule);
