@@ -240,7 +240,7 @@ const levelOf = (held: LockoutValue): number => (typeof held === 'number' ? 0 : 
 /** The rule's lockout length at `level` in µs, under the rule as it is now. */
 const lockoutUs = (plan: MemoryRulePlan, level: number): number => (plan.rule.lockoutFactor === undefined ? plan.blockUs : ruleLockoutMs(plan.rule, level) * 1000);
 
-/** The Decision for one rule from its check result (µs rounded up to ms, as the Lua `ceil_ms`). */
+/** The Decision for one rule from its check result (µs rounded up to ms, as RedisStore rounds the scripts' µs). */
 function decision(plan: MemoryRulePlan, out: CheckResult): Decision {
   return toDecision(plan.capacity, out.allowed, out.remaining, ceilMs(out.resetAfterUs), out.retryAfterUs < 0 ? -1 : ceilMs(out.retryAfterUs));
 }

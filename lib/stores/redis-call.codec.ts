@@ -1,6 +1,6 @@
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
-import { toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
+import { ceilMs, toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
 
 /** One store call as the scripts decide it: an operation on the rules of one request (see lua/includes/driver.lua). */
 export interface ScriptCall {
@@ -81,8 +81,8 @@ function lockoutArg(rule: RateLimitRule): number | string {
 
 /**
  * Whether `reply` is what the script sends for `calls`, so that each call gets exactly its own numbers: per rule of a
- * consume or peek, 2 integers when admitted (remaining, reset after), 3 when refused (-1 - remaining, reset after,
- * retry after); nothing for a refund.
+ * consume or peek, 2 integers when admitted (remaining, reset after µs), 3 when refused (-1 - remaining, reset after
+ * µs, retry after µs); nothing for a refund.
  */
 export function checkReply(reply: unknown, calls: readonly ScriptCall[]): asserts reply is number[] {
   let at = 0;
@@ -111,12 +111,14 @@ export class ReplyReader {
     const { reply, at } = this;
     const status = reply[at];
     const limit = rule.definition.capacity(rule.rule);
+    // The script's waits are in µs (lua/includes/driver.lua): rounded up to ms here, as the memory store does.
     if (status >= 0) {
       this.at = at + 2;
-      return toDecision(limit, true, status, reply[at + 1], 0);
+      return toDecision(limit, true, status, ceilMs(reply[at + 1]), 0);
     }
     this.at = at + 3;
-    return toDecision(limit, false, -1 - status, reply[at + 1], reply[at + 2]);
+    const retry = reply[at + 2];
+    return toDecision(limit, false, -1 - status, ceilMs(reply[at + 1]), retry < 0 ? -1 : ceilMs(retry));
   }
 
   /** The decisions of a consume or peek call of one rule or several. */

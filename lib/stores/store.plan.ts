@@ -146,7 +146,7 @@ export function toDecision(limit: number, allowed: boolean, remaining: number, r
   };
 }
 
-/** µs → ms, rounded up (the Lua `ceil_ms`), so that waiting the reported time is always enough. */
+/** µs → ms, rounded up, so that waiting the reported time is always enough: the waits of both stores' decisions. */
 export function ceilMs(us: number): number {
   return us <= 0 ? 0 : Math.ceil(us / 1000);
 }

@@ -21,8 +21,9 @@ local function int(x)
   return format('%.0f', x)
 end
 
--- Reported waits are rounded up, so that waiting the reported time is always enough. Every decision rounds its
--- wait: `%` is an operator of the VM, where math.ceil is a call into C (ms - ms % 1 is exact: the floor of ms).
+-- µs → ms, rounded up, for the expiries the scripts set (PX, PEXPIRE): a key outlives its state, never the reverse.
+-- `%` is an operator of the VM, where math.ceil is a call into C (ms - ms % 1 is exact: the floor of ms). Reported
+-- waits go out in µs, rounded by the caller (ceilMs in lib/stores/store.plan.ts, which the memory store shares).
 local function ceil_ms(us)
   if us <= 0 then
     return 0
