@@ -80,7 +80,10 @@ export function httpGoals(runs, groups) {
     const throttler = betterThrottler(runs, g.id);
     const t = throttler ? summary(roundRatios(runs, throttler, none)) : null;
     const floor = summary(roundRatios(runs, `${g.id}-admit-all`, none));
+    const redisFloor = summary(roundRatios(runs, `${g.id}-await-redis`, none));
+    const vsRedisFloor = summary(roundRatios(runs, ours, `${g.id}-await-redis`));
     const cpu = addedCpu(runs, ours, none);
+    const cpuOverRedisFloor = addedCpu(runs, ours, `${g.id}-await-redis`);
     goals.push(
       scoreGoal({
         label: `HTTP ${g.label}, our guard on Redis >= 0.93x the no-guard app's req/s`,
@@ -91,7 +94,9 @@ export function httpGoals(runs, groups) {
         detail:
           (t ? `throttler+redis (${throttler.endsWith('-ap') ? 'auto-pipelining on' : 'auto-pipelining off'}, its better setting): ${x(t.median)} (${x(t.min)}-${x(t.max)}) of no guard; ` : '') +
           `a guard that only returns true: ${x(floor.median)} (${x(floor.min)}-${x(floor.max)}); ` +
-          `app CPU our guard adds: ${int(cpu.median)} µs/request (rounds ${int(cpu.min)} to ${int(cpu.max)})`,
+          `a guard that only awaits a Redis PING: ${x(redisFloor.median)} (${x(redisFloor.min)}-${x(redisFloor.max)}), ours ${x(vsRedisFloor.median)} (${x(vsRedisFloor.min)}-${x(vsRedisFloor.max)}) of it; ` +
+          `app CPU our guard adds: ${int(cpu.median)} µs/request (rounds ${int(cpu.min)} to ${int(cpu.max)}), ` +
+          `${int(cpuOverRedisFloor.median)} over the PING guard's (rounds ${int(cpuOverRedisFloor.min)} to ${int(cpuOverRedisFloor.max)})`,
       }),
     );
   }
