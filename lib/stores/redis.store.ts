@@ -17,7 +17,11 @@ import { expandDecisions, planRule, planRules, type PlannedRule, type StoreOp } 
 export interface RedisStoreOptions {
   /** Prefix of every key: `<prefix>:<rule>:<tag>:{<tracker>}` (see keys/key.builder.ts). Must not contain `{` or `}`. @default 'rl' */
   keyPrefix?: string;
-  /** Time source in ms since the epoch. @default Redis's own clock (`TIME`, read inside the script) */
+  /**
+   * Time source in ms since the epoch. Keys still expire on Redis's clock: one that runs far behind it can see state
+   * expire before the clock says it is spent (fixed-window keys get a second of slack under such a clock).
+   * @default Redis's own clock (`TIME`, read inside the script)
+   */
   clock?: Clock;
   /**
    * How long a caller waits for a decision, in ms. Each command then carries a deadline that far ahead, in
