@@ -27,9 +27,10 @@ export function encodeBatch(calls: readonly ScriptCall[], head: readonly [now: s
   const argv: (string | number)[] = [head[0], head[1], 0, 0, 0];
   const refs = new Map<RateLimitRule, number>();
   const definitions: (string | number)[] = [];
-  // The current run of identical calls: its call argument and length.
+  // The current run of identical calls: its call argument and length; written out when a different call ends it.
   let run = '';
   let times = 0;
+  const endRun = () => argv.push(times === 1 ? run : `${times}:${run}`);
   for (let c = 0; c < calls.length; c++) {
     const { op, rules } = calls[c];
     const target = c === 0 ? keys : others;
@@ -52,12 +53,12 @@ export function encodeBatch(calls: readonly ScriptCall[], head: readonly [now: s
     if (spec === run) {
       times++;
     } else {
-      if (times > 0) argv.push(times === 1 ? run : `${times}:${run}`);
+      if (times > 0) endRun();
       run = spec;
       times = 1;
     }
   }
-  argv.push(times === 1 ? run : `${times}:${run}`);
+  endRun();
   argv[2] = argv.length - 5;
   argv[3] = refs.size;
   for (let i = 0; i < definitions.length; i++) argv.push(definitions[i]);

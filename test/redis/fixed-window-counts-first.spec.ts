@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { defineRule, RedisStore } from '../../lib/index.js';
 import { ruleKeys } from '../../lib/keys/key.builder.js';
 import { ManualClock } from '../support/manual.clock.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+import { commandCalls, startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 
 /**
  * A fixed-window consume counts first (lua/fixed-window.lua, fw_take): an admitted request is one INCR, without the
@@ -21,8 +21,7 @@ describe('fixed window on Redis: counting first', () => {
 
   async function counts(): Promise<Record<'get' | 'incr' | 'decrby' | 'set', number>> {
     const stats = await client.info('commandstats');
-    const calls = (name: string) => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
-    return { get: calls('get'), incr: calls('incr'), decrby: calls('decrby'), set: calls('set') };
+    return { get: commandCalls(stats, 'get'), incr: commandCalls(stats, 'incr'), decrby: commandCalls(stats, 'decrby'), set: commandCalls(stats, 'set') };
   }
   const since = (after: Record<string, number>, before: Record<string, number>) => Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
 

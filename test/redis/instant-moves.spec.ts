@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { defineRule, RedisStore } from '../../lib/index.js';
 import { ruleKeys } from '../../lib/keys/key.builder.js';
 import { ManualClock } from '../support/manual.clock.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+import { commandCalls, startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 
 /**
  * Token bucket and GCRA keep one instant per key (full-at, TAT) and expire it at the end of that instant's second
@@ -22,8 +22,7 @@ describe('token bucket and GCRA: moving a key’s instant on Redis', () => {
 
   async function counts(): Promise<{ set: number; incrby: number }> {
     const stats = await client.info('commandstats');
-    const calls = (name: string) => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
-    return { set: calls('set'), incrby: calls('incrby') };
+    return { set: commandCalls(stats, 'set'), incrby: commandCalls(stats, 'incrby') };
   }
 
   const rules = [

@@ -120,3 +120,9 @@ async function spawnServer(binary: string, port: number, args: string[]): Promis
 export function uniquePrefix(name = 't'): string {
   return `${name}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 }
+
+/** Calls of a command since the server started or the last CONFIG RESETSTAT, from INFO commandstats. */
+export function commandCalls(info: string, command: string): number {
+  const match = new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info);
+  return match ? Number(match[1]) : 0;
+}

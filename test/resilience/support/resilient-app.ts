@@ -17,6 +17,8 @@ import {
 import { startApp } from '../../e2e/support/http-app.js';
 import { uniquePrefix, type TestRedis } from '../../support/redis-server.js';
 
+export { commandCalls } from '../../support/redis-server.js';
+
 /** The header the default rule of these apps counts per: each test picks its clients. */
 export const CLIENT_HEADER = 'x-client';
 
@@ -187,11 +189,6 @@ export async function metricValue(registry: Registry, name: string, labels: Reco
     .reduce((sum, v) => sum + v.value, 0);
 }
 
-/** Calls of a command since the last CONFIG RESETSTAT, from INFO commandstats. */
-export function commandCalls(info: string, command: string): number {
-  const match = new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info);
-  return match ? Number(match[1]) : 0;
-}
 
 export const maxLatency = (answers: readonly Answer[]): number => Math.max(...answers.map((a) => a.ms));
 
