@@ -21,6 +21,10 @@ const CONSUME_ONE: string[] = [];
  * has one.
  */
 export function encodeBatch(calls: readonly ScriptCall[], head: readonly [now: string | number, deadline: string | number], crossSlot: boolean): { keys: string[]; argv: (string | number)[] } {
+  if (calls.length === 1 && !crossSlot) {
+    const lone = encodeLone(calls[0], head);
+    if (lone !== undefined) return lone;
+  }
   const keys: string[] = [];
   // A Cluster batch: KEYS holds the first call's keys (one slot: they route the batch), the others go last in ARGV.
   const others: string[] = crossSlot ? [] : keys;
@@ -67,6 +71,20 @@ export function encodeBatch(calls: readonly ScriptCall[], head: readonly [now: s
     for (let i = 0; i < others.length; i++) argv.push(others[i]);
   }
   return { keys, argv };
+}
+
+/**
+ * A lone call of one unit under one rule without a lockout, in the driver's short form: the operation in ARGV[3]
+ * where a batch has its counts, then the rule's definition. Such a call is what every decision is with coalescing
+ * off, and three arguments fewer cost Redis about 3,300 instructions of its 91,000 (callgrind, a token bucket).
+ */
+function encodeLone(call: ScriptCall, head: readonly [now: string | number, deadline: string | number]): { keys: string[]; argv: (string | number)[] } | undefined {
+  if (call.rules.length !== 1) return undefined;
+  const r = call.rules[0];
+  if (r.cost !== 1 || r.rule.blockMs > 0) return undefined;
+  const argv: (string | number)[] = [head[0], head[1], HEAD[call.op]];
+  pushDefinition(r, argv);
+  return { keys: [r.keys.state], argv };
 }
 
 function pushDefinition(r: PlannedRule, out: (string | number)[]): void {

@@ -89,6 +89,46 @@ describe('RedisStore coalescing', () => {
     }
   });
 
+  it('sends a lone call of one unit under one rule without a lockout in the short form, and any other in the batch form', async () => {
+    const s = store({ coalesce: false });
+    const locked = defineRule({ algorithm: 'token-bucket', limit: 2, window: '1m', lockout: '1m' }, 'locked');
+    const bucket = defineRule({ algorithm: 'token-bucket', limit: 2, window: '1m' }, 'bucket');
+    await s.peek('warm', bucket); // the script loaded: the calls below go as EVALSHA
+    await admin.config('SET', 'slowlog-log-slower-than', '0');
+    await admin.slowlog('RESET');
+    try {
+      // Each awaited, so that SLOWLOG lists them in this order (newest first).
+      // A peek reports the state after the units it asks about, as a consume would leave it.
+      const decided = [await s.consume('a', bucket), await s.peek('a', bucket), await s.consume('a', bucket), await s.consume('a', bucket)];
+      await s.refund('a', bucket);
+      const ofLockout = await s.consume('b', locked);
+      const ofTwo = await s.consume('c', bucket, 2);
+      expect(decided.map((d) => [d.allowed, d.remaining])).toEqual([[true, 1], [true, 0], [true, 0], [false, 0]]);
+      // The refund gave one token back: a peek of one unit is admitted again.
+      expect(await s.peek('a', bucket)).toMatchObject({ allowed: true, remaining: 0 });
+      expect([ofLockout.allowed, ofTwo.allowed]).toEqual([true, true]);
+      const entries = (await admin.slowlog('GET', 100)) as [number, number, number, string[]][];
+      const sent = entries
+        .map((entry) => entry[3])
+        .filter((args) => args[0].toLowerCase() === 'evalsha')
+        .reverse()
+        .map((args) => args.slice(3 + Number(args[2]) + 2));
+      // After the sha, the key count, the keys, now and the deadline: the short form is the operation and the rule's
+      // definition (token bucket: id, limit, window ms, lockout ms, refill); the batch form counts the call arguments.
+      expect(sent.slice(0, 7)).toEqual([
+        ['c', 'tb', '2', '60000', '0', '2'],
+        ['p', 'tb', '2', '60000', '0', '2'],
+        ['c', 'tb', '2', '60000', '0', '2'],
+        ['c', 'tb', '2', '60000', '0', '2'],
+        ['r', 'tb', '2', '60000', '0', '2'],
+        ['1', '1', '0', 'c1', 'tb', '2', '60000', '60000', '2'],
+        ['1', '1', '0', 'c1*2', 'tb', '2', '60000', '0', '2'],
+      ]);
+    } finally {
+      await admin.config('SET', 'slowlog-log-slower-than', '10000');
+    }
+  });
+
   it('sends a batch no larger than coalesce.maxBatch', async () => {
     const s = store({ coalesce: { maxBatch: 10 } });
     await s.peek('warm', rule);
