@@ -60,9 +60,11 @@ describe('circuit breaker in front of a Redis that goes down', () => {
     if (process.env.RESILIENCE_REPORT) console.log(`[circuit] closed ${closedAfterMs.toFixed(0)} ms after the restart; ${storeCalls.length - 3} probes for ${requests + 5 - 3} requests`);
     expect(rl.store.breaker.state).toBe('closed');
     expect(await circuitGauge()).toBe(0);
-    // Every call after the threshold was a probe; all but the last failed.
+    // Every call after the threshold was a probe; all but the last failed. Fewer probes than requests after the
+    // threshold: the two made while the circuit had just opened never reached the store. (Not fewer than those made
+    // after the restart alone: a restart slower than minOpenMs makes the first of them the probe that closes it.)
     expect(await storeErrors()).toBe(storeCalls.length - 1);
-    expect(storeCalls.length - 3).toBeLessThan(requests);
+    expect(storeCalls.length - 3).toBeLessThan(requests + 5 - 3);
   });
 
   it('doubles the open interval after each failed probe, up to maxOpenMs', async () => {
