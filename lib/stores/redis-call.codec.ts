@@ -87,6 +87,16 @@ function encodeLone(call: ScriptCall, head: readonly [now: string | number, dead
   return { keys: [r.keys.state], argv };
 }
 
+/**
+ * An admitted lone call's reply in the short form, one integer, remaining × (window + 1) + reset after (µs; at most
+ * the window: see lua/includes/driver.lua), as the batch form's two integers.
+ */
+export function unpackAdmission(packed: number, call: ScriptCall): number[] {
+  const base = call.rules[0].rule.windowMs * 1000 + 1;
+  const reset = packed % base;
+  return [(packed - reset) / base, reset];
+}
+
 function pushDefinition(r: PlannedRule, out: (string | number)[]): void {
   const { tag } = r.definition;
   out.push(tag, r.rule.limit, r.rule.windowMs, lockoutArg(r.rule));

@@ -60,7 +60,7 @@ class ScriptCommand extends Command {
  * twice. The client's own `keyPrefix`, if it has one, is put before each of `keys`, as ioredis does for the commands
  * it builds.
  */
-export async function callScript(client: Redis | Cluster, script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<number[]> {
+export async function callScript<Reply = number[]>(client: Redis | Cluster, script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<Reply> {
   const prefix = (client.options as { keyPrefix?: string }).keyPrefix;
   const args = new Array<string>(2 + keys.length + argv.length);
   args[0] = script.sha;
@@ -72,18 +72,18 @@ export async function callScript(client: Redis | Cluster, script: LuaScript, key
   }
   const command = new ScriptCommand(script, args);
   try {
-    return await send(client, command);
+    return await send<Reply>(client, command);
   } catch (error) {
     if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
     // The connection's server no longer has it: the next call on this connection goes as EVAL too. The resend is an
     // EVAL whatever connection it takes (with calls in flight across two SCRIPT FLUSHes, or on a Cluster node that
     // took over a slot, a connection marked as having it may not).
     if (command.socket) LOADED.get(command.socket)?.delete(script.sha);
-    return await send(client, new ScriptCommand(script, args.slice(), true));
+    return await send<Reply>(client, new ScriptCommand(script, args.slice(), true));
   }
 }
 
-function send(client: Redis | Cluster, command: Command): Promise<number[]> {
+function send<Reply>(client: Redis | Cluster, command: Command): Promise<Reply> {
   client.sendCommand(command);
-  return command.promise as Promise<number[]>;
+  return command.promise as Promise<Reply>;
 }

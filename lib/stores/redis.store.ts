@@ -10,7 +10,7 @@ import { loadCombinedScript, loadScript } from './lua-script.loader.js';
 import { RedisClockOffset } from './redis-clock.offset.js';
 import { callScript, luaScript, type LuaScript } from './redis-script.call.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
-import { ReplyReader, checkReply, encodeBatch, type ScriptCall } from './redis-call.codec.js';
+import { ReplyReader, checkReply, encodeBatch, unpackAdmission, type ScriptCall } from './redis-call.codec.js';
 import { RedisWriteCorker } from './redis-write.corker.js';
 import { expandDecisions, planRule, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
 
@@ -274,6 +274,7 @@ export class RedisStore implements RateLimitStore {
   private async callInTime(calls: readonly ScriptCall[], madeAt: number, crossSlot = false): Promise<number[]> {
     const sentAt = performance.now();
     let reply = await this.call(calls, this.timeoutMs, madeAt, crossSlot);
+    if (typeof reply === 'number') return unpackAdmission(reply, calls[0]);
     if (!isLate(reply)) return reply;
     let roundTripMs = performance.now() - sentAt;
     const timeoutMs = this.timeoutMs;
@@ -283,6 +284,7 @@ export class RedisStore implements RateLimitStore {
       if (leftMs >= 1) {
         const resentAt = performance.now();
         reply = await this.call(calls, leftMs, Date.now(), crossSlot);
+        if (typeof reply === 'number') return unpackAdmission(reply, calls[0]);
         if (!isLate(reply)) return reply;
         roundTripMs = performance.now() - resentAt;
       }
@@ -290,7 +292,7 @@ export class RedisStore implements RateLimitStore {
     throw new RateLimitDeadlineError({ roundTripMs, timeoutMs });
   }
 
-  private call(calls: readonly ScriptCall[], waitMs: number | undefined, since: number, crossSlot: boolean): Promise<number[]> {
+  private call(calls: readonly ScriptCall[], waitMs: number | undefined, since: number, crossSlot: boolean): Promise<number | number[]> {
     const { keys, argv } = encodeBatch(calls, [this.clock ? Math.floor(this.clock() * 1000) : '', this.redisClock.deadline(waitMs, since)], crossSlot);
     if (crossSlot) return this.send(CROSS_SLOT, keys, argv);
     const first = calls[0].rules[0].definition;
@@ -299,9 +301,10 @@ export class RedisStore implements RateLimitStore {
   }
 
   /** The script call, resent as EVAL after a NOSCRIPT (redis-script.call.ts); it carries the same deadline. */
-  private send(script: string, keys: string[], argv: (string | number)[]): Promise<number[]> {
+  private send(script: string, keys: string[], argv: (string | number)[]): Promise<number | number[]> {
     this.corker?.cork();
-    return callScript(this.client, this.scripts.get(script)!, keys, argv);
+    // An admitted lone call's reply is one integer (unpackAdmission), any other a list.
+    return callScript<number | number[]>(this.client, this.scripts.get(script)!, keys, argv);
   }
 
   /** On a Cluster, rules of different trackers can live on different nodes, where no script can reach both. */

@@ -26,7 +26,9 @@
   is one short argument that the script parses once per batch however often it repeats; a run of the same call,
   a batch's usual shape, is one argument (each argument cost Redis about 1,100 instructions to take in).
 
-  Reply: per consume or peek call, per rule: when admitted, 2 integers, remaining and reset after (µs); when refused,
+  Reply: to a lone call in the short form that is admitted, one integer, remaining × (window µs + 1) + reset after
+  (µs), when reset after is at most the window and the integer below 2^53; else as to a batch.
+  To a batch: per consume or peek call, per rule: when admitted, 2 integers, remaining and reset after (µs); when refused,
   3, -1 - remaining, reset after (µs) and retry after (µs; -1 = never). The caller reads the sign of the first to
   know how many follow (an admitted decision's retry after is 0: not sent), and rounds the waits up to ms: every
   algorithm's waits are whole µs, and the rounding cost Redis about 800 instructions a decision. Nothing for a
@@ -111,7 +113,20 @@ if op == 'c' or op == 'p' or op == 'r' then
     r.algorithm.refund(r, now, 1)
     return {}
   end
-  push(r.algorithm.check(r, now, 1, op == 'c'))
+  local allowed, remaining, reset, retry = r.algorithm.check(r, now, 1, op == 'c')
+  -- An admission replies one integer, remaining × (window + 1) + reset after, when that is exact (below 2^53; reset
+  -- at most the window, as it is for every algorithm but a GCRA of a large burst). A table reply cost Redis about
+  -- 4,600 instructions more than an integer (callgrind): its conversion looks up six of its fields first.
+  if allowed and reset <= r.window then
+    if remaining < 0 then
+      remaining = 0
+    end
+    local packed = remaining * (r.window + 1) + reset
+    if packed < 9007199254740992 then
+      return packed
+    end
+  end
+  push(allowed, remaining, reset, retry)
   return reply
 end
 
