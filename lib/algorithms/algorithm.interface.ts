@@ -58,8 +58,7 @@ export interface AlgorithmDefinition {
   tag: string;
   /**
    * The state key's tag: `tag` followed by the rule's parameters that give the stored state its meaning (cells of
-   * 100 ms, in the layout of lua/sliding-window.lua: `swr100`), so that a live change of them starts afresh instead of
-   * misreading the old state.
+   * 100 ms: `sw100`), so that a live change of them starts afresh instead of misreading the old state.
    */
   stateTag(rule: RateLimitRule): string;
   /** The file in `lua/`. */

@@ -7,7 +7,7 @@ export const slidingWindow: AlgorithmDefinition = {
   tag: 'sw',
   // Cells are numbered absolutely, so a new window with the same cell length reads them correctly; another cell
   // length would misplace them.
-  stateTag: (rule) => `swr${rule.windowMs / rule.segments}`,
+  stateTag: (rule) => `sw${rule.windowMs / rule.segments}`,
   script: 'sliding-window',
   param: (rule) => rule.segments,
   capacity: (rule) => rule.limit,
