@@ -14,13 +14,21 @@ const HEAD: Readonly<Record<StoreOp, string>> = { consume: 'c', peek: 'p', refun
 /** `c1`, `c2`, ...: the argument of a 1-unit consume of one rule, the call a batch is mostly made of, built once. */
 const CONSUME_ONE: string[] = [];
 
+/** ARGV[1] and ARGV[2] of every script call: now (µs, or '' for Redis's TIME) and the deadline (µs, or '' for none). */
+type ScriptHead = readonly [now: string | number, deadline: string | number];
+/** One script call's KEYS and ARGV. */
+interface EncodedCall {
+  keys: string[];
+  argv: (string | number)[];
+}
+
 /**
  * Builds one script call's KEYS and ARGV in the driver's layout (lua/includes/driver.lua): each rule's definition
  * once per batch, each call one short argument naming its definitions and costs (identical calls in a row one
  * argument, 'N:' and the call), a lockout key only for a rule with a lockout, a parameter only for an algorithm that
  * has one.
  */
-export function encodeBatch(calls: readonly ScriptCall[], head: readonly [now: string | number, deadline: string | number], crossSlot: boolean): { keys: string[]; argv: (string | number)[] } {
+export function encodeBatch(calls: readonly ScriptCall[], head: ScriptHead, crossSlot: boolean): EncodedCall {
   if (calls.length === 1 && !crossSlot) {
     const lone = encodeLone(calls[0], head);
     if (lone !== undefined) return lone;
@@ -78,7 +86,7 @@ export function encodeBatch(calls: readonly ScriptCall[], head: readonly [now: s
  * where a batch has its counts, then the rule's definition. Such a call is what every decision is with coalescing
  * off, and its three arguments fewer took 7,000 of the 91,500 Redis instructions of a token-bucket call (callgrind).
  */
-function encodeLone(call: ScriptCall, head: readonly [now: string | number, deadline: string | number]): { keys: string[]; argv: (string | number)[] } | undefined {
+function encodeLone(call: ScriptCall, head: ScriptHead): EncodedCall | undefined {
   if (call.rules.length !== 1) return undefined;
   const r = call.rules[0];
   if (r.cost !== 1 || r.rule.blockMs > 0) return undefined;

@@ -189,7 +189,6 @@ export async function metricValue(registry: Registry, name: string, labels: Reco
     .reduce((sum, v) => sum + v.value, 0);
 }
 
-
 export const maxLatency = (answers: readonly Answer[]): number => Math.max(...answers.map((a) => a.ms));
 
 /** The answers still awaited at instant `t` or asked later: those a failure at `t` could delay. */
