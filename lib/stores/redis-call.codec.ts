@@ -95,16 +95,6 @@ function encodeLone(call: ScriptCall, head: ScriptHead): EncodedCall | undefined
   return { keys: [r.keys.state], argv };
 }
 
-/**
- * An admitted lone call's reply in the short form, one integer, remaining × (window + 1) + reset after (µs; at most
- * the window: see lua/includes/driver.lua), as the batch form's two integers.
- */
-export function unpackAdmission(packed: number, call: ScriptCall): number[] {
-  const base = call.rules[0].rule.windowMs * 1000 + 1;
-  const reset = packed % base;
-  return [(packed - reset) / base, reset];
-}
-
 function pushDefinition(r: PlannedRule, out: (string | number)[]): void {
   const { tag } = r.definition;
   out.push(tag, r.rule.limit, r.rule.windowMs, lockoutArg(r.rule));
@@ -117,23 +107,32 @@ function lockoutArg(rule: RateLimitRule): number | string {
 }
 
 /**
- * Whether `reply` is what the script sends for `calls`, so that each call gets exactly its own numbers: per rule of a
- * consume or peek, 2 integers when admitted (remaining, reset after µs), 3 when refused (-1 - remaining, reset after
- * µs, retry after µs); nothing for a refund.
+ * A script's reply to a batch (see lua/includes/driver.lua), per rule of a consume or peek call: an admission packed in
+ * one integer >= 0, remaining × (window µs + 1) + reset after (µs); an admission that does not pack, [remaining, reset
+ * after]; a refusal, three integers, -1 - remaining, reset after (µs), retry after (µs). Nothing for a refund.
  */
-export function checkReply(reply: unknown, calls: readonly ScriptCall[]): asserts reply is number[] {
+export type ScriptReply = (number | [remaining: number, resetAfterUs: number])[];
+
+/** Whether `reply` is what the script sends for `calls` (see `ScriptReply`), so that each call gets exactly its own numbers. */
+export function checkReply(reply: unknown, calls: readonly ScriptCall[]): asserts reply is ScriptReply {
   let at = 0;
   let valid = Array.isArray(reply);
   for (let c = 0; valid && c < calls.length; c++) {
     if (calls[c].op === 'refund') continue;
     for (let i = 0; valid && i < calls[c].rules.length; i++) {
-      const width = (reply as unknown[])[at] as number >= 0 ? 2 : 3;
+      const first = (reply as unknown[])[at];
+      if (Array.isArray(first)) {
+        valid = first.length === 2 && Number.isInteger(first[0]) && Number.isInteger(first[1]);
+        at += 1;
+        continue;
+      }
+      const width = (first as number) >= 0 ? 1 : 3;
       for (let j = 0; j < width; j++) valid &&= Number.isInteger((reply as unknown[])[at + j]);
       at += width;
     }
   }
   if (!valid || (reply as unknown[]).length !== at) {
-    throw new Error(`Unexpected reply from the rate-limit script: ${JSON.stringify(reply)} (expected 2 or 3 integers per rule of ${calls.length} call(s))`);
+    throw new Error(`Unexpected reply from the rate-limit script: ${JSON.stringify(reply)} (expected per rule of ${calls.length} call(s) an integer, a pair or three integers)`);
   }
 }
 
@@ -141,21 +140,27 @@ export function checkReply(reply: unknown, calls: readonly ScriptCall[]): assert
 export class ReplyReader {
   private at = 0;
 
-  constructor(private readonly reply: readonly number[]) {}
+  constructor(private readonly reply: ScriptReply) {}
 
   /** The Decision of a one-rule consume or peek call. */
   decision(rule: PlannedRule): Decision {
     const { reply, at } = this;
-    const status = reply[at];
+    const first = reply[at];
     const limit = rule.definition.capacity(rule.rule);
     // The script's waits are in µs (lua/includes/driver.lua): rounded up to ms here, as the memory store does.
-    if (status >= 0) {
-      this.at = at + 2;
-      return toDecision(limit, true, status, ceilMs(reply[at + 1]), 0);
+    if (typeof first !== 'number') {
+      this.at = at + 1;
+      return toDecision(limit, true, first[0], ceilMs(first[1]), 0);
+    }
+    if (first >= 0) {
+      this.at = at + 1;
+      const base = rule.rule.windowMs * 1000 + 1;
+      const reset = first % base;
+      return toDecision(limit, true, (first - reset) / base, ceilMs(reset), 0);
     }
     this.at = at + 3;
-    const retry = reply[at + 2];
-    return toDecision(limit, false, -1 - status, ceilMs(reply[at + 1]), retry < 0 ? -1 : ceilMs(retry));
+    const retry = reply[at + 2] as number;
+    return toDecision(limit, false, -1 - first, ceilMs(reply[at + 1] as number), retry < 0 ? -1 : ceilMs(retry));
   }
 
   /** The decisions of a consume or peek call of one rule or several. */

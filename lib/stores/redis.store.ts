@@ -10,7 +10,7 @@ import { loadCombinedScript, loadScript } from './lua-script.loader.js';
 import { RedisClockOffset } from './redis-clock.offset.js';
 import { callScript, luaScript, type LuaScript } from './redis-script.call.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
-import { ReplyReader, checkReply, encodeBatch, unpackAdmission, type ScriptCall } from './redis-call.codec.js';
+import { ReplyReader, checkReply, encodeBatch, type ScriptCall, type ScriptReply } from './redis-call.codec.js';
 import { RedisWriteCorker } from './redis-write.corker.js';
 import { expandDecisions, planRule, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
 
@@ -192,8 +192,8 @@ export class RedisStore implements RateLimitStore {
    * Runs a batch and hands each call its part of the reply; a batch that fails fails each of its calls. `landed`
    * (the batcher's) is told first.
    */
-  private async settle(calls: PendingCall[], send: () => Promise<number[]>, landed?: () => void): Promise<void> {
-    let reply: number[];
+  private async settle(calls: PendingCall[], send: () => Promise<ScriptReply>, landed?: () => void): Promise<void> {
+    let reply: ScriptReply;
     try {
       reply = await send();
     } catch (error) {
@@ -246,7 +246,7 @@ export class RedisStore implements RateLimitStore {
    * and a slot migration stays exact.
    */
   private async sendToNode(calls: PendingCall[]): Promise<void> {
-    let reply: number[] | undefined;
+    let reply: ScriptReply | undefined;
     try {
       reply = await this.callInTime(calls, calls[0].madeAt, true);
     } catch (error) {
@@ -271,10 +271,11 @@ export class RedisStore implements RateLimitStore {
    * batch is sent once more with what is left of the caller's wait, if anything is. The deadline counts from
    * `madeAt` (Date.now() of the batch's first call), when the callers started waiting.
    */
-  private async callInTime(calls: readonly ScriptCall[], madeAt: number, crossSlot = false): Promise<number[]> {
+  private async callInTime(calls: readonly ScriptCall[], madeAt: number, crossSlot = false): Promise<ScriptReply> {
     const sentAt = performance.now();
     let reply = await this.call(calls, this.timeoutMs, madeAt, crossSlot);
-    if (typeof reply === 'number') return unpackAdmission(reply, calls[0]);
+    // A lone call's packed admission comes alone, not in a list (lua/includes/driver.lua).
+    if (typeof reply === 'number') return [reply];
     if (!isLate(reply)) return reply;
     let roundTripMs = performance.now() - sentAt;
     const timeoutMs = this.timeoutMs;
@@ -284,7 +285,7 @@ export class RedisStore implements RateLimitStore {
       if (leftMs >= 1) {
         const resentAt = performance.now();
         reply = await this.call(calls, leftMs, Date.now(), crossSlot);
-        if (typeof reply === 'number') return unpackAdmission(reply, calls[0]);
+        if (typeof reply === 'number') return [reply];
         if (!isLate(reply)) return reply;
         roundTripMs = performance.now() - resentAt;
       }
@@ -292,7 +293,7 @@ export class RedisStore implements RateLimitStore {
     throw new RateLimitDeadlineError({ roundTripMs, timeoutMs });
   }
 
-  private call(calls: readonly ScriptCall[], waitMs: number | undefined, since: number, crossSlot: boolean): Promise<number | number[]> {
+  private call(calls: readonly ScriptCall[], waitMs: number | undefined, since: number, crossSlot: boolean): Promise<number | ScriptReply> {
     const { keys, argv } = encodeBatch(calls, [this.clock ? Math.floor(this.clock() * 1000) : '', this.redisClock.deadline(waitMs, since)], crossSlot);
     if (crossSlot) return this.send(CROSS_SLOT, keys, argv);
     const first = calls[0].rules[0].definition;
@@ -301,10 +302,9 @@ export class RedisStore implements RateLimitStore {
   }
 
   /** The script call, resent as EVAL after a NOSCRIPT (redis-script.call.ts); it carries the same deadline. */
-  private send(script: string, keys: string[], argv: (string | number)[]): Promise<number | number[]> {
+  private send(script: string, keys: string[], argv: (string | number)[]): Promise<number | ScriptReply> {
     this.corker?.cork();
-    // An admitted lone call's reply is one integer (unpackAdmission), any other a list.
-    return callScript<number | number[]>(this.client, this.scripts.get(script)!, keys, argv);
+    return callScript<number | ScriptReply>(this.client, this.scripts.get(script)!, keys, argv);
   }
 
   /** On a Cluster, rules of different trackers can live on different nodes, where no script can reach both. */
@@ -357,6 +357,6 @@ export class RedisStore implements RateLimitStore {
 }
 
 /** The scripts' `{-1}`: run after the deadline, nothing recorded. */
-function isLate(reply: number[]): boolean {
+function isLate(reply: ScriptReply): boolean {
   return reply.length === 1 && reply[0] === -1;
 }
