@@ -180,7 +180,7 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
    * node), deciding them in order exactly as one by one; a lone decision goes out at once. `maxBatch` caps the
    * decisions of one script call. `false` sends one script call per decision (those made in one turn share one
    * socket write, as with ioredis's auto-pipelining): for a Redis shared with latency-critical commands that one long
-   * script call would hold back. `true` is the default. @default { maxBatch: 32 }
+   * script call would hold back. `true` is the default. @default { maxBatch: 64 }
    */
   coalesce?: boolean | { maxBatch?: number };
   /**

@@ -35,7 +35,7 @@ export interface RedisStoreOptions {
    * script call per decision (on a `Redis` client, those made in one turn share one socket write, as with ioredis's
    * auto-pipelining): for a Redis shared with latency-critical commands, which a script call deciding
    * `maxBatch` calls (about 1 µs each, more for sliding-log rules with large costs) holds back. `true` is the
-   * default. @default { maxBatch: 32 }
+   * default. @default { maxBatch: 64 }
    */
   coalesce?: boolean | CoalesceOptions;
 }

@@ -43,7 +43,7 @@ describe('RedisStore coalescing', () => {
     await s.peek('warm', rule);
     await admin.config('RESETSTAT');
     const decisions = await Promise.all(Array.from({ length: 30 }, () => s.consume('k', rule)));
-    // The first goes alone at once; the 29 made while it is in flight go together (maxBatch is 32).
+    // The first goes alone at once; the 29 made while it is in flight go together (maxBatch is 64).
     expect(await scriptCalls(admin)).toBe(2);
     expect(decisions.map((d) => d.remaining)).toEqual(Array.from({ length: 30 }, (_, i) => 99 - i));
   });

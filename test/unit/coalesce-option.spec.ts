@@ -2,7 +2,7 @@ import { validateModuleOptions } from '../../lib/config/module-options.validator
 
 describe('the coalesce module option', () => {
   it('is on by default, 32 decisions per script call at most', () => {
-    expect(validateModuleOptions({}).coalesce).toEqual({ maxBatch: 32 });
+    expect(validateModuleOptions({}).coalesce).toEqual({ maxBatch: 64 });
   });
 
   it('is off with false', () => {
@@ -16,7 +16,7 @@ describe('the coalesce module option', () => {
   });
 
   it('takes true as the default: on, 32 decisions per script call at most', () => {
-    expect(validateModuleOptions({ coalesce: true }).coalesce).toEqual({ maxBatch: 32 });
+    expect(validateModuleOptions({ coalesce: true }).coalesce).toEqual({ maxBatch: 64 });
   });
 
   it.each([null, 'yes', 1])('refuses %p, naming coalesce and what it takes', (value) => {

@@ -35,7 +35,7 @@ export const ruleFor = (algorithm, limit) => defineRule({ algorithm, limit, wind
 
 /**
  * Our module in an application context: `store` as forRoot takes it (a redis:// URL, { cluster }, 'memory').
- * `coalesce: false` turns coalescing off; true or undefined leave the module's default (on, { maxBatch: 32 }).
+ * `coalesce: false` turns coalescing off; true or undefined leave the module's default (on, { maxBatch: 64 }).
  * Metrics go to a registry of this run.
  */
 export async function moduleSubject({ store, algorithm, limit, coalesce }) {
