@@ -27,9 +27,10 @@
   a batch's usual shape, is one argument (each argument cost Redis about 1,100 instructions to take in).
 
   Reply: to a batch, per consume or peek call, per rule:
-    admitted   one integer, remaining × (window µs + 1) + reset after (µs), when reset after is at most the rule's
-               window (it is for every algorithm but a GCRA whose burst is past its rate) and the integer is below
-               2^53; else a list of two, { remaining, reset after (µs) }
+    admitted   one integer, remaining × (window µs + 1) + reset after (µs), when reset after is from 0 to the rule's
+               window (it is for every algorithm but a GCRA whose burst is past its rate, and a sliding log on a
+               clock that stepped back) and the integer is below 2^53; else a list of two, { remaining, reset after
+               (µs) }
     refused    three integers, -1 - remaining, reset after (µs) and retry after (µs; -1 = never)
   The caller tells them apart by the first element's sign or type (an admitted decision's retry after is 0: not sent),
   and rounds the waits up to ms: every algorithm's waits are whole µs, and the rounding cost Redis about 800
@@ -67,7 +68,7 @@ local function push(window, allowed, remaining, reset, retry)
   end
   if allowed then
     n = n + 1
-    if reset <= window then
+    if reset <= window and reset >= 0 then
       local packed = remaining * (window + 1) + reset
       if packed < 9007199254740992 then
         reply[n] = packed
@@ -128,7 +129,7 @@ if op == 'c' or op == 'p' or op == 'r' then
   -- A packed admission (as push packs it) is the whole reply, an integer: a table reply of one integer cost Redis
   -- about 4,600 instructions more (callgrind), its conversion looking up six of the table's fields first. Packed
   -- here, not by calling push: a Lua call was about 900 instructions of a lone fixed-window call's 68,000.
-  if allowed and reset <= r.window then
+  if allowed and reset <= r.window and reset >= 0 then
     if remaining < 0 then
       remaining = 0
     end
