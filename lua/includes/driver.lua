@@ -371,10 +371,20 @@ for i = 6, 5 + call_args do
     -- (per fixed-window decision of a batch, 17,200 Redis instructions through decide_one, 16,000 here).
     local r, cost, apply, check = call[1], call.cost, call.apply, call[1].algorithm.check
     local window = r.window
+    local base = window + 1
     for _ = 1, call.times do
       k = k + 1
       r.key = keys[k]
-      push(window, check(r, now, cost, apply))
+      local allowed, remaining, reset, retry = check(r, now, cost, apply)
+      -- An admission that packs, packed as push does, without the call to push: -2.8% of a batched fixed-window
+      -- decision and -2.2% of a token-bucket one (callgrind, 22,601 -> 21,968 and 33,707 -> 32,975 Redis instructions).
+      local packed = allowed and remaining >= 0 and reset >= 0 and reset <= window and remaining * base + reset
+      if packed and packed < 9007199254740992 then
+        n = n + 1
+        reply[n] = packed
+      else
+        push(window, allowed, remaining, reset, retry)
+      end
     end
   else
     for _ = 1, call.times do
