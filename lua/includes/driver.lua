@@ -57,6 +57,8 @@ end
 
 -- Sized for one admitted decision, a lone call's usual reply (a refund's empty reply is made at the end).
 local reply, n = { 0 }, 0
+-- 2^53: a packed admission must stay below it to be exact as a double, in Lua and in the app.
+local EXACT = 9007199254740992
 
 -- A consume's or peek's decision under a rule of `window` µs (see the reply above). An admission is one integer where
 -- that is exact: Redis converts each element of a reply, and ioredis decodes each, at a cost that hardly depends on
@@ -70,7 +72,7 @@ local function push(window, allowed, remaining, reset, retry)
     n = n + 1
     if reset <= window and reset >= 0 then
       local packed = remaining * (window + 1) + reset
-      if packed < 9007199254740992 then
+      if packed < EXACT then
         reply[n] = packed
         return
       end
@@ -128,15 +130,11 @@ if op == 'c' or op == 'p' or op == 'r' then
   local allowed, remaining, reset, retry = r.algorithm.check(r, now, 1, op == 'c')
   -- A packed admission (as push packs it) is the whole reply, an integer: a table reply of one integer cost Redis
   -- about 4,600 instructions more (callgrind), its conversion looking up six of the table's fields first. Packed
-  -- here, not by calling push: a Lua call was about 900 instructions of a lone fixed-window call's 68,000.
-  if allowed and reset <= r.window and reset >= 0 then
-    if remaining < 0 then
-      remaining = 0
-    end
-    local packed = remaining * (r.window + 1) + reset
-    if packed < 9007199254740992 then
-      return packed
-    end
+  -- here, not by calling push: a Lua call was about 900 instructions of a lone fixed-window call's 68,000. Anything
+  -- else (a refusal, a pair, a remaining below 0 to clamp) goes through push.
+  local packed = allowed and remaining >= 0 and reset >= 0 and reset <= r.window and remaining * (r.window + 1) + reset
+  if packed and packed < EXACT then
+    return packed
   end
   push(r.window, allowed, remaining, reset, retry)
   return reply
@@ -379,7 +377,7 @@ for i = 6, 5 + call_args do
       -- An admission that packs, packed as push does, without the call to push: -2.8% of a batched fixed-window
       -- decision and -2.2% of a token-bucket one (callgrind, 22,601 -> 21,968 and 33,707 -> 32,975 Redis instructions).
       local packed = allowed and remaining >= 0 and reset >= 0 and reset <= window and remaining * base + reset
-      if packed and packed < 9007199254740992 then
+      if packed and packed < EXACT then
         n = n + 1
         reply[n] = packed
       else

@@ -37,15 +37,24 @@ async function consumeInThrees(store: RateLimitStore, rule: RateLimitRule, clock
 // A batch of `calls` (the driver's batch form) of one definition, over `keys`.
 const batchArgs = (keys: string[], calls: string, definition: string[]): [number, ...(string | number)[]] => [keys.length, ...keys, NOW_US, '', 1, 1, 0, calls, ...definition];
 
-describe('the reply to an admitted lone call', () => {
-  let redis: TestRedis;
-  let admin: Redis;
-  beforeAll(async () => {
-    redis = await startRedis({ own: true });
-    admin = redis.client();
-  });
-  afterAll(() => redis.stop());
+let redis: TestRedis;
+let admin: Redis;
+beforeAll(async () => {
+  redis = await startRedis({ own: true });
+  admin = redis.client();
+});
+afterAll(() => redis.stop());
 
+/** The decisions `load` gets from a RedisStore with these options, and from a MemoryStore on the same clock. */
+async function redisAndMemory(load: typeof consumeInThrees, rule: RateLimitRule, options: { coalesce?: false }): Promise<[Decision[], Decision[]]> {
+  const clock = new ManualClock();
+  const store = new RedisStore(redis.client(), { clock: clock.now, keyPrefix: uniquePrefix(), ...options });
+  const redisDecisions = await load(store, rule, clock);
+  clock.set(new ManualClock().ms);
+  return [redisDecisions, await load(new MemoryStore({ clock: clock.now }), rule, clock)];
+}
+
+describe('the reply to an admitted lone call', () => {
   it('is one integer, remaining × (window + 1) + reset after, in the short form', async () => {
     const reply = await admin.eval(loadScript('fixed-window'), 1, `${uniquePrefix()}:k`, NOW_US, '', 'c', 'fw', '100', '60000', '0');
     // 99 left; 1,700,000,000 s is 20 s into its window of 60 s, which ends 40 s later.
@@ -65,25 +74,13 @@ describe('the reply to an admitted lone call', () => {
     ['the batch form, past 2^53', huge],
     ['the batch form, a wait past the window', bursty],
   ])('decides as the memory store when it is %s, alone', async (_name, rule) => {
-    const clock = new ManualClock();
-    const store = new RedisStore(redis.client(), { clock: clock.now, keyPrefix: uniquePrefix(), coalesce: false });
-    const redisDecisions = await consumeUntilRefused(store, rule, clock);
-    clock.set(new ManualClock().ms);
-    const memoryDecisions = await consumeUntilRefused(new MemoryStore({ clock: clock.now }), rule, clock);
+    const [redisDecisions, memoryDecisions] = await redisAndMemory(consumeUntilRefused, rule, { coalesce: false });
     expect(redisDecisions).toEqual(memoryDecisions);
     expect(redisDecisions.some((d) => d.allowed)).toBe(true);
   });
 });
 
 describe('the reply to a batch', () => {
-  let redis: TestRedis;
-  let admin: Redis;
-  beforeAll(async () => {
-    redis = await startRedis({ own: true });
-    admin = redis.client();
-  });
-  afterAll(() => redis.stop());
-
   it('is one integer per admission, three per refusal', async () => {
     const key = `${uniquePrefix()}:k`;
     // Limit 1: the first admitted (0 left, 40 s to the window's end), the second refused (0 left, 40 s, 40 s).
@@ -104,11 +101,7 @@ describe('the reply to a batch', () => {
     ['a pair, past 2^53', huge],
     ['a pair, a wait past the window', bursty],
   ])('decides as the memory store when it is %s', async (_name, rule) => {
-    const clock = new ManualClock();
-    const store = new RedisStore(redis.client(), { clock: clock.now, keyPrefix: uniquePrefix() });
-    const redisDecisions = await consumeInThrees(store, rule, clock);
-    clock.set(new ManualClock().ms);
-    const memoryDecisions = await consumeInThrees(new MemoryStore({ clock: clock.now }), rule, clock);
+    const [redisDecisions, memoryDecisions] = await redisAndMemory(consumeInThrees, rule, {});
     expect(redisDecisions).toEqual(memoryDecisions);
     expect(redisDecisions.some((d) => d.allowed)).toBe(true);
   });
