@@ -17,7 +17,8 @@
 // - Memory: the same path for both libraries, fixed window (RLF's memory limiter is a fixed-window counter):
 //   all admitted (limit 10M), and nearly all refused (limit 1, after a warm-up that exhausts every key), at
 //   10,000 and 1,000,000 keys (1M: 10x the memory store's default maxKeys), through the module (metrics on) and
-//   the bare MemoryStore. Each memory run is a child process of its own (store/memory-child.mjs).
+//   the bare MemoryStore; all admitted, a minimal Map-based fixed window as the harness's reference (not scored).
+//   Each memory run is a child process of its own (store/memory-child.mjs).
 //
 // Run: `npm run bench:store` (builds first). Env: BENCH_SECONDS (measured seconds per run, default 2; each run
 // also has 0.5 s of warm-up), BENCH_ROUNDS (default 5), BENCH_STORE_GROUPS (comma list of redis, memory, cluster;
@@ -186,7 +187,7 @@ function render({ runs, cases, coalesce, redisVersion, commit, seconds }) {
       `10,000 or 1,000,000 in memory, the same seeded key sequence for every case; per run ${WARMUP_MS / 1000} s warm-up, then ${MEASURE_MS / 1000} s measured (BENCH_SECONDS)`,
     `Ours: RateLimitService.decide() from NestFactory.createApplicationContext(RateLimitModule.forRoot({ store, metrics: { registry } })), built fresh each run; ` +
       'Redis rules limit 10M (sliding log 1,000) per 60 s, so every call is admitted (FLUSHALL after each run)',
-    `Peers: rate-limiter-flexible ${packageVersion('rate-limiter-flexible')} RateLimiterRedis / RateLimiterMemory, raw EVALSHA \`return 1\` (ioredis defineCommand), each on a fresh client, auto-pipelining on and off`,
+    `Peers: rate-limiter-flexible ${packageVersion('rate-limiter-flexible')} RateLimiterRedis / RateLimiterMemory, raw EVALSHA \`return 1\` (ioredis defineCommand), each on a fresh client, auto-pipelining on and off; in memory, as a reference and not scored, a minimal Map-based fixed window (no eviction, Date.now(), no validation): what this harness allows a memory store`,
     `Order: every case once per round, the order rotated by one each round; "noisy" = the rest of the machine used more than ${NOISY_CORES} cores during the measured period (/proc/stat minus the bench's node and redis-server processes)`,
     'Redis CPU/decision: used_cpu_user + used_cpu_sys of the redis-server(s) over the measured period / decisions; script µs/decision and calls/decision from INFO commandstats (EVAL/EVALSHA), reset after the warm-up',
   ]);

@@ -1,9 +1,10 @@
 // The memory group of the store bench: fixed window on the same path for both libraries (RLF's memory limiter is a
 // fixed-window counter), all admitted and nearly all refused, at 10k and 1M keys, through the module and the bare
-// MemoryStore; and the other algorithms through the module. Shared by the bench and the child process that runs
+// MemoryStore; and the other algorithms through the module. A minimal Map-based fixed window, admitting, is the
+// harness's reference (not a peer, not scored). Shared by the bench and the child process that runs
 // each memory case (store/memory-child.mjs).
 import { MemoryStore } from '../../../dist/index.js';
-import { bareMemorySubject, moduleSubject, rlfMemorySubject } from './subjects.mjs';
+import { bareMemorySubject, minimalMemorySubject, moduleSubject, rlfMemorySubject } from './subjects.mjs';
 
 export const ALGORITHMS = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
 /**
@@ -40,6 +41,10 @@ export function memoryCases() {
         make: async () => bareMemorySubject({ algorithm: 'fixed-window', limit, maxKeys }),
       });
       cases.push({ ...common, id: memoryId(keysLabel, scenario, 'rlf'), label: `RateLimiterMemory, ${what}`, make: async () => rlfMemorySubject({ limit }) });
+      if (scenario === 'admit') {
+        // What the harness allows (see minimalMemorySubject): not scored, as the raw EVALSHA ceiling is not a peer.
+        cases.push({ ...common, id: memoryId(keysLabel, scenario, 'minimal'), label: `reference: a minimal Map fixed window (no eviction, ms clock), ${what}`, make: async () => minimalMemorySubject({ limit }) });
+      }
     }
   }
   for (const algorithm of ALGORITHMS.filter((a) => a !== 'fixed-window')) {

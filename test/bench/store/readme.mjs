@@ -45,6 +45,9 @@ export function readmeSummary({ runs, goals, coalesce, commit, rounds, measureS 
     '',
     markdownTable(['case', 'ours through the module', 'bare MemoryStore', 'RateLimiterMemory'], memRows, [false, true, true, true]),
     '',
+    `What this harness allows a memory store: a minimal Map-based fixed window (no eviction, \`Date.now()\`, no ` +
+      `validation; a reference, not a limiter) did ${cell(runs, 'mem-10k-admit-minimal', 'mem-10k-admit-rlf')} at 10k keys, all admitted.`,
+    '',
     `Goals: ${met} of ${goals.length} met (a goal counts only when its worst round clears it, with 0 errors and 0 ` +
       `degraded decisions). Machine: ${noisy} of ${runs.length} runs noisy (the rest of the machine used more than ` +
       `${NOISY_CORES} cores; median ${median(runs.map((r) => r.othersCores)).toFixed(2)}). Every goal, every round, Redis CPU ` +

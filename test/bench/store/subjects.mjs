@@ -63,6 +63,30 @@ export function bareMemorySubject({ algorithm, limit, maxKeys }) {
   return { call: (key) => store.consume(key, rule).then(allowedOf), close: async () => {} };
 }
 
+/**
+ * Not a limiter: the least a fixed window in memory can do per call, as the issue's prototype did it. A Map from key to
+ * { count, window end } on Date.now(), an async function returning a fresh object: no eviction (every key is kept),
+ * a ms clock that may step back, no validation. It shows what this harness allows a memory store per decision, as the
+ * raw EVALSHA `return 1` shows it for one script call per decision on Redis.
+ */
+export function minimalMemorySubject({ limit }) {
+  const counts = new Map();
+  const consume = async (key) => {
+    const now = Date.now();
+    let entry = counts.get(key);
+    if (entry === undefined || entry.end <= now) {
+      entry = { count: 0, end: now - (now % WINDOW_MS) + WINDOW_MS };
+      counts.set(key, entry);
+    }
+    if (entry.count < limit) {
+      entry.count++;
+      return { allowed: true, remaining: limit - entry.count, resetAfterMs: entry.end - now };
+    }
+    return { allowed: false, remaining: 0, resetAfterMs: entry.end - now };
+  };
+  return { call: (key) => consume(key).then(allowedOf), close: async () => {} };
+}
+
 export function rlfMemorySubject({ limit }) {
   const limiter = new RateLimiterMemory({ points: limit, duration: WINDOW_MS / 1000 });
   return { call: (key) => limiter.consume(key).then(() => true, deniedOrRethrow), close: async () => {} };
