@@ -1,7 +1,7 @@
 import { validateModuleOptions } from '../../lib/config/module-options.validator.js';
 
 describe('the coalesce module option', () => {
-  it('is on by default, 32 decisions per script call at most', () => {
+  it('is on by default, 64 decisions per script call at most', () => {
     expect(validateModuleOptions({}).coalesce).toEqual({ maxBatch: 64 });
   });
 
@@ -15,7 +15,7 @@ describe('the coalesce module option', () => {
     );
   });
 
-  it('takes true as the default: on, 32 decisions per script call at most', () => {
+  it('takes true as the default: on, 64 decisions per script call at most', () => {
     expect(validateModuleOptions({ coalesce: true }).coalesce).toEqual({ maxBatch: 64 });
   });
 
