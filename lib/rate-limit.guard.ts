@@ -8,7 +8,7 @@ import type { SkipRateLimitMetadata } from './decorators/skip-rate-limit.decorat
 import { clientIp, groupIp, type HttpRequestLike } from './http/client-ip.js';
 import { requestResponseOf, setHeaders, type RequestResponse } from './http/execution-context.adapter.js';
 import { warnIfForwardedForIgnored } from './http/forwarded-for.warning.js';
-import { mostRestrictive, rateLimitHeaders, retryAfterMs, type RuleOutcome } from './http/rate-limit.headers.js';
+import { mostRestrictive, rateLimitHeaders, retryAfterMs, shownOutcomes, type RuleOutcome } from './http/rate-limit.headers.js';
 import { interceptorRunsFor } from './http/rate-limit.interceptor.js';
 import { resolveRequestKey, type KeyedRequest } from './http/request-key.resolver.js';
 import { decideHoldingLeases, hasLeaseRules } from './http/request-lease.binder.js';
@@ -124,8 +124,8 @@ export class RateLimitGuard implements CanActivate {
   /** Sets the rate-limit headers of the request's decision, and throws its refusal when it was refused. */
   private conclude(context: ExecutionContext, policies: readonly RateLimitPolicy[], shadowed: boolean, response: unknown, result: MultiDecision): true | Promise<true> {
     const outcomes = result.decisions.map((decision, i): RuleOutcome => ({ rule: policies[i].rule, decision }));
-    // Shadow rules stay out of the headers unless asked for: a rule tried out in shadow changes nothing a client sees.
-    const shown = shadowed && !this.settings.shadowHeaders ? outcomes.filter((o) => !o.decision.shadow) : outcomes;
+    // Shadow rules stay out of the headers unless asked for (the exception filter's 429 leaves them out alike).
+    const shown = shadowed ? shownOutcomes(outcomes, this.settings.shadowHeaders) : outcomes;
     if (response && shown.length > 0 && (this.settings.headers !== false || !result.allowed)) {
       setHeaders(response, rateLimitHeaders(this.settings.headers, shown, result.allowed));
     }

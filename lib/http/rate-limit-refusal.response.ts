@@ -3,7 +3,7 @@ import type { RateLimitMetrics } from '../observability/rate-limit.metrics.js';
 import { claimUncounted, refusalRule } from '../observability/refusal.registry.js';
 import type { RateLimitExceededException } from '../rate-limit.exception.js';
 import { setHeaders } from './execution-context.adapter.js';
-import { isRateLimitHeader, rateLimitHeaders } from './rate-limit.headers.js';
+import { isRateLimitHeader, rateLimitHeaders, shownOutcomes } from './rate-limit.headers.js';
 
 /** Counts each refusal of the exception that no metric has counted yet (one found by `peek`), under its rule. */
 export function countRefusals(exception: RateLimitExceededException, metrics: RateLimitMetrics | undefined): void {
@@ -16,12 +16,12 @@ export function countRefusals(exception: RateLimitExceededException, metrics: Ra
 
 /**
  * Sets, on an Express response or a Fastify reply that is not yet sent, `Retry-After` and the rate-limit headers
- * of the exception's rules in the module's `headers` mode, in place of any the guard set earlier in the request
- * (those described the route's rules, which admitted it).
+ * of the exception's rules in the module's `headers` mode (shadow rules only with `shadowHeaders`), in place of any
+ * the guard set earlier in the request (those described the route's rules, which admitted it).
  */
 export function setRefusalHeaders(exception: RateLimitExceededException, response: unknown, settings: RateLimitSettings): void {
   removeRateLimitHeaders(response);
-  const outcomes = exception.outcomes;
+  const outcomes = shownOutcomes(exception.outcomes, settings.shadowHeaders);
   const headers = outcomes.length > 0 ? rateLimitHeaders(settings.headers, outcomes, false).filter(([name]) => name !== 'Retry-After') : [];
   // The thrower's wait, which the body's retryAfter reports too.
   headers.push(['Retry-After', String(Math.ceil(Math.max(0, exception.retryAfterMs) / 1000))]);

@@ -45,6 +45,16 @@ export function rateLimitHeaders(mode: RateLimitHeadersMode, outcomes: readonly 
   return headers;
 }
 
+/**
+ * The outcomes a response reports: every one with `shadowHeaders`, else those of the rules in force, so that a rule
+ * tried out in shadow changes nothing a client sees, on a 200 and a 429 alike. The same array when nothing is left out.
+ */
+export function shownOutcomes(outcomes: readonly RuleOutcome[], shadowHeaders: boolean): readonly RuleOutcome[] {
+  if (shadowHeaders) return outcomes;
+  for (let i = 0; i < outcomes.length; i++) if (outcomes[i].decision.shadow) return outcomes.filter((o) => !o.decision.shadow);
+  return outcomes;
+}
+
 /** A rule's member of RateLimit-Policy: the same for every request, so built once per rule (rules are immutable). */
 function policyMember(rule: RateLimitRule): string {
   let member = POLICY_MEMBERS.get(rule);

@@ -1,5 +1,6 @@
 import type { Clock } from '../interfaces/clock.interface.js';
 import type { MultiDecision } from '../interfaces/decision.interface.js';
+import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import { textDigest } from '../keys/text.digest.js';
 
 /** Keys up to this many UTF-16 code units are kept as they are in a signature; longer ones by their digest. */
@@ -121,10 +122,14 @@ export class LocalBlockCache {
     this.byteCount = 0;
   }
 
-  /** The cache key of a request: every rule, tracker and cost it involves. */
-  static signature(entries: readonly { key: string; rule: { name: string }; cost?: number }[], cost = 1): string {
+  /**
+   * The cache key of a request: every rule, tracker and cost it involves, and each rule's values (limit, window,
+   * algorithm parameters, lockout), which may be resolved per request: a refusal under the free plan's limit must
+   * not answer the same client once a plan resolves another.
+   */
+  static signature(entries: readonly { key: string; rule: RateLimitRule; cost?: number }[], cost = 1): string {
     let signature = '';
-    for (const e of entries) signature += `${e.rule.name}\u0000${signatureKey(e.key)}\u0000${e.cost ?? cost}\u0001`;
+    for (const e of entries) signature += `${e.rule.name}\u0000${signatureKey(e.key)}\u0000${e.cost ?? cost}\u0000${ruleValues(e.rule)}\u0001`;
     return signature;
   }
 
@@ -133,6 +138,21 @@ export class LocalBlockCache {
     this.byteCount -= entry.bytes;
   }
 }
+
+/**
+ * What a rule decides with, as text: built once per rule object (rules are immutable; a request-dependent rule keeps
+ * one per resolved tuple), so that a signature costs a WeakMap look-up per rule, not a string built per request.
+ */
+function ruleValues(rule: RateLimitRule): string {
+  let values = RULE_VALUES.get(rule);
+  if (values === undefined) {
+    const lockout = rule.lockoutFactor === undefined ? '' : `,${rule.lockoutFactor},${rule.lockoutMaxMs},${rule.lockoutForgetMs}`;
+    values = `${rule.algorithm},${rule.limit},${rule.windowMs},${rule.segments},${rule.refill},${rule.burst},${rule.blockMs}${lockout}`;
+    RULE_VALUES.set(rule, values);
+  }
+  return values;
+}
+const RULE_VALUES = new WeakMap<RateLimitRule, string>();
 
 /** A key as a signature holds it: as is when short and free of the signature's syntax, else `#` + its digest. */
 function signatureKey(key: string): string {
