@@ -152,7 +152,11 @@ export class RateLimitGuard implements CanActivate {
     if (this.settings.getTracker) return this.settings.getTracker(request as HttpRequestLike & Record<string, unknown>, context);
     if (this.settings.trustProxy === undefined) warnIfForwardedForIgnored(request);
     const ip = clientIp(request, this.settings.trustProxy);
-    return ip ? groupIp(ip, this.settings.ipv6Subnet) : 'unknown';
+    if (ip) return groupIp(ip, this.settings.ipv6Subnet);
+    // One bucket for every such request would let one client spend everyone's budget.
+    this.refuseUndecidable(
+      'the request has no client IP (an app listening on a unix socket, or a proxy it does not trust): set trustProxy to the proxy that forwards to it, or a getTracker that identifies the client',
+    );
   }
 
   /**

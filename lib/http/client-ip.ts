@@ -18,7 +18,8 @@ export interface HttpRequestLike {
 export function clientIp(request: HttpRequestLike, trust?: (address: string, hop: number) => boolean): string | undefined {
   if (trust) {
     const raw = (request.raw ?? request) as IncomingMessage;
-    if (raw.socket?.remoteAddress !== undefined) return proxyAddr(raw, trust);
+    // A unix socket has no remote address: the proxy in front of it is still the trusted hop that forwarded it.
+    if (raw.socket) return proxyAddr(raw, trust);
   }
   return request.ip ?? request.socket?.remoteAddress ?? request.raw?.socket?.remoteAddress;
 }
