@@ -1,7 +1,8 @@
 import { Inject, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule, ModulesContainer } from '@nestjs/core';
 import { RateLimitConfigWatcher, readRulesConfig } from './config/config.watcher.js';
 import { validateModuleOptions, type RateLimitSettings } from './config/module-options.validator.js';
+import { guardRegistrationWarnings } from './config/guard-registrations.checker.js';
 import { RateLimitConfigError } from './config/rate-limit-config.error.js';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import { RateLimitRoutesChecker } from './decorators/route-rules.checker.js';
@@ -9,11 +10,13 @@ import { UpgradeRequestsWatcher } from './http/upgrade-requests.js';
 import type { RateLimitModuleOptions } from './interfaces/rate-limit-options.interface.js';
 import { createMetrics, type RateLimitMetrics } from './observability/rate-limit.metrics.js';
 import { RejectionAudit } from './observability/rejection.audit.js';
+import { StoreOutageLog } from './observability/store-outage.log.js';
 import { ThrottledLog } from './observability/throttled.logger.js';
 import { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './rate-limit.module-definition.js';
 import { RateLimitService } from './rate-limit.service.js';
+import type { CircuitState } from './resilience/circuit-breaker.js';
 import { ResilientStore } from './resilience/resilient.store.js';
 import { MemoryStore } from './stores/memory.store.js';
 import type { Redis } from 'ioredis';
@@ -23,6 +26,7 @@ import { createStore, type StoreHandle } from './stores/store.factory.js';
 import { createLeaseStore } from './stores/lease-store.factory.js';
 
 const STORE_HANDLE = Symbol('RATE_LIMIT_STORE_HANDLE');
+const STORE_OUTAGE = Symbol('RATE_LIMIT_STORE_OUTAGE');
 const logger = new Logger('RateLimit');
 
 /**
@@ -38,8 +42,9 @@ function storeErrorReporter(handle: StoreHandle, metrics: RateLimitMetrics, what
 }
 
 /** Redis behind the failure policy, timeout and circuit breaker; the memory store as it is. */
-function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metrics: RateLimitMetrics) {
+function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metrics: RateLimitMetrics, outage: StoreOutageLog) {
   if (handle.store instanceof MemoryStore) return handle.store;
+  let previous: CircuitState = 'closed';
   const store = new ResilientStore(handle.store, new MemoryStore({ keyPrefix: settings.keyPrefix, clock: settings.clock }), {
     timeoutMs: settings.timeoutMs,
     failurePolicy: settings.failurePolicy,
@@ -47,8 +52,11 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
     onError: storeErrorReporter(handle, metrics, 'store'),
     onCircuitChange: (state) => {
       metrics.circuit(state);
-      if (state === 'open') logger.warn('Circuit to the rate-limit store opened: deciding by the failure policy without calling it');
-      if (state === 'closed') logger.log('Circuit to the rate-limit store closed: deciding on the store again');
+      // Said when the outage begins; a failed probe opens it again, every few seconds of a long outage, silently.
+      if (state === 'open' && previous === 'closed') logger.warn('Circuit to the rate-limit store opened: deciding by the failure policy without calling it');
+      if (state === 'open') outage.away();
+      if (state === 'closed') outage.back();
+      previous = state;
     },
   });
   return store;
@@ -67,7 +75,12 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
       provide: RateLimitPolicies,
       inject: [MODULE_OPTIONS_TOKEN, RATE_LIMIT_SETTINGS],
       useFactory: (options: RateLimitModuleOptions, settings: RateLimitSettings) =>
-        new RateLimitPolicies({ defaultRule: options.defaultRule, rules: options.rules, mode: options.mode }, readRulesConfig(settings), settings.configPath),
+        new RateLimitPolicies(
+          { defaultRule: options.defaultRule, rules: options.rules, mode: options.mode },
+          readRulesConfig(settings),
+          settings.config ? settings.configPath : '',
+          settings.config,
+        ),
     },
     {
       provide: STORE_HANDLE,
@@ -75,7 +88,8 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
       useFactory: (options: RateLimitModuleOptions, settings: RateLimitSettings) => createStore(options.store, settings),
     },
     { provide: RATE_LIMIT_METRICS, inject: [MODULE_OPTIONS_TOKEN], useFactory: (options: RateLimitModuleOptions) => createMetrics(options.metrics) },
-    { provide: RATE_LIMIT_STORE, inject: [STORE_HANDLE, RATE_LIMIT_SETTINGS, RATE_LIMIT_METRICS], useFactory: resilientStore },
+    { provide: STORE_OUTAGE, useFactory: () => new StoreOutageLog(logger) },
+    { provide: RATE_LIMIT_STORE, inject: [STORE_HANDLE, RATE_LIMIT_SETTINGS, RATE_LIMIT_METRICS, STORE_OUTAGE], useFactory: resilientStore },
     {
       provide: RATE_LIMIT_LEASE_STORE,
       inject: [STORE_HANDLE, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE, RATE_LIMIT_METRICS],
@@ -110,6 +124,8 @@ export class RateLimitModule extends ConfigurableModuleClass implements OnApplic
     @Inject(STORE_HANDLE) private readonly handle: StoreHandle,
     @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
     @Inject(RATE_LIMIT_SETTINGS) private readonly settings: RateLimitSettings,
+    private readonly modules: ModulesContainer,
+    @Inject(STORE_OUTAGE) private readonly outage: StoreOutageLog,
   ) {
     super();
   }
@@ -120,16 +136,27 @@ export class RateLimitModule extends ConfigurableModuleClass implements OnApplic
    * stops with that reason, unless `startDegraded` is set.
    */
   async onApplicationBootstrap(): Promise<void> {
+    // A second rate-limit guard on the same requests counts them twice, silently: said once, at start-up.
+    for (const warning of guardRegistrationWarnings(this.modules, RateLimitModule)) logger.warn(warning);
     const { client, owned, connectionErrors, description } = this.handle;
     logger.log(`Rate limits are kept in ${description}`);
     if (!client) return;
     const store = this.store;
     // A reconnected client is the best sign Redis is back: probe at once rather than at the end of the interval.
-    if (store instanceof ResilientStore) this.listen('ready', () => store.breaker.probeNow());
+    // With the circuit open, the return is said when the probe closes it; with it closed, now.
+    if (store instanceof ResilientStore) {
+      this.listen('ready', () => {
+        store.breaker.probeNow();
+        if (store.breaker.state === 'closed') this.outage.back();
+      });
+    }
     if (!owned) return;
     const errors = new ThrottledLog(logger);
     // Without a listener, ioredis prints every connection error to the console itself.
-    this.listen('error', (error: Error) => errors.error(`Redis connection error: ${error.message}${isPermanentRedisError(error) ? ' (retrying will not fix this)' : ''}`));
+    this.listen('error', (error: Error) => {
+      this.outage.away();
+      errors.error(`Redis connection error: ${error.message}${isPermanentRedisError(error) ? ' (retrying will not fix this)' : ''}`);
+    });
     const seen = connectionErrors?.collect() ?? [];
     let failure: Error | undefined;
     try {

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { RATE_LIMIT_SETTINGS } from '../rate-limit.constants.js';
-import { RateLimitPolicies } from './rate-limit.policies.js';
+import { snapshot } from './config-part.compiler.js';
+import { RateLimitPolicies, type ConfigReload } from './rate-limit.policies.js';
 import type { RateLimitSettings } from './module-options.validator.js';
 import type { RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
 
@@ -12,8 +13,10 @@ export function readRulesConfig(settings: RateLimitSettings): RateLimitRulesConf
 
 /**
  * Keeps the rules in step with ConfigService: `set()` on a path under the namespace (through `changes$`) and,
- * if `refreshIntervalMs` is set, a periodic re-read (for config objects changed without `set()`). A new config
- * that fails validation is logged, naming the field, and the rules in force stay.
+ * if `refreshIntervalMs` is set, a periodic re-read (for config objects changed without `set()`). Each part of
+ * the namespace (`mode`, `defaultRule`, each rule of `rules`) is applied on its own: a part that fails validation
+ * keeps its last valid version and is logged, naming the field, once per distinct bad value; valid changes to
+ * the other parts go into force all the same.
  */
 @Injectable()
 export class RateLimitConfigWatcher implements OnModuleInit, OnModuleDestroy {
@@ -21,6 +24,8 @@ export class RateLimitConfigWatcher implements OnModuleInit, OnModuleDestroy {
   private subscription?: { unsubscribe(): void };
   private timer?: ReturnType<typeof setInterval>;
   private lastSeen?: string;
+  /** The message last logged for each part still refused: the same refusal is not logged again. */
+  private reported = new Map<string, string>();
 
   constructor(
     @Inject(RATE_LIMIT_SETTINGS) private readonly settings: RateLimitSettings,
@@ -45,27 +50,34 @@ export class RateLimitConfigWatcher implements OnModuleInit, OnModuleDestroy {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** Re-reads the namespace now; returns whether new rules were put in force. */
+  /** Re-reads the namespace now; returns whether new rules were put in force (some parts may have been refused). */
   refresh(): boolean {
     const next = readRulesConfig(this.settings);
     const seen = snapshot(next);
     if (seen === this.lastSeen) return false;
     this.lastSeen = seen;
+    let reload: ConfigReload;
     try {
-      this.policies.replaceFromConfig(next, this.settings.configPath);
-      this.logger.log(`Rate limit rules reloaded from config "${this.settings.configPath}"`);
-      return true;
+      reload = this.policies.reloadFromConfig(next, this.settings.configPath);
     } catch (error) {
-      this.logger.error(`Refused new rate limit config; the previous rules stay in force. ${(error as Error).message}`);
+      // Not a validation error (those are per part): nothing of this config is put in force.
+      this.logger.error(`Refused new rate limit config; the rules in force stay. ${(error as Error).message}`);
       return false;
     }
+    this.report(reload.refused);
+    if (reload.applied.length === 0) return false;
+    this.logger.log(`Rate limit rules reloaded from config: ${reload.applied.join(', ')}`);
+    return true;
   }
-}
 
-/**
- * Config objects are mutated in place by `set()`, so changes are detected on a serialised copy; a RegExp
- * (`ignoreUserAgents`) is written as its source, which JSON alone would write as `{}` whatever it matches.
- */
-function snapshot(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'function' ? `[function ${(v as () => void).name}]` : v instanceof RegExp ? String(v) : v)) ?? '';
+  private report(refused: ConfigReload['refused']): void {
+    const now = new Map<string, string>();
+    for (const { path, error, kept } of refused) {
+      now.set(path, error.message);
+      if (this.reported.get(path) === error.message) continue;
+      const outcome = kept ? 'its last valid version stays in force' : 'it is not put in force';
+      this.logger.error(`Refused the rate limit config at "${path}"; ${outcome}, and the other changes apply. ${error.message}`);
+    }
+    this.reported = now;
+  }
 }

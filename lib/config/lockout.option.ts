@@ -42,17 +42,29 @@ function escalating(options: EscalatingLockoutOptions, path: string, maxMs: numb
   const base = boundedDuration(options.base, `${path}.base`, 1, maxMs);
   const factor = parseFactor(options.factor ?? DEFAULT_LOCKOUT_FACTOR, `${path}.factor`);
   const max = options.max === undefined ? lockoutLengthMs(base, factor, maxMs, DEFAULT_LOCKOUT_LEVELS) : boundedDuration(options.max, `${path}.max`, base, maxMs);
+  // Factor 1 is the fixed lockout the factor's own message offers: a max beyond base is what is wrong then.
+  if (factor === 1 && max !== base) {
+    throw new RateLimitConfigError(
+      `${path}.max`,
+      options.max,
+      `base's ${base} ms, or no value: a factor of 1 keeps every lockout at base, so it never grows to max; a lockout that grows to ${max} ms needs a factor of ${leastFactor(base, max)} or more`,
+    );
+  }
   if (cappedLockoutLevel(base, factor, max, MAX_LOCKOUT_LEVELS + 1) > MAX_LOCKOUT_LEVELS) {
-    const least = Math.pow(max / base, 1 / MAX_LOCKOUT_LEVELS);
     throw new RateLimitConfigError(
       `${path}.factor`,
       options.factor,
-      `a factor with which the lockout grows from base (${base} ms) to max (${max} ms) within ${MAX_LOCKOUT_LEVELS} escalations: ${Math.ceil(least * 1000) / 1000} or more, or 1 for a fixed lockout`,
+      `a factor with which the lockout grows from base (${base} ms) to max (${max} ms) within ${MAX_LOCKOUT_LEVELS} escalations: ${leastFactor(base, max)} or more, or 1 for a fixed lockout of base (then leave max out)`,
     );
   }
   const forget = options.forgetAfter === undefined ? max : boundedDuration(options.forgetAfter, `${path}.forgetAfter`, 1, maxMs);
   if (factor === 1 || max === base) return { blockMs: base };
   return { blockMs: base, lockoutFactor: factor, lockoutMaxMs: max, lockoutForgetMs: forget };
+}
+
+/** The least factor, to 3 decimals, that grows a lockout from base to max within MAX_LOCKOUT_LEVELS escalations. */
+function leastFactor(base: number, max: number): number {
+  return Math.ceil(Math.pow(max / base, 1 / MAX_LOCKOUT_LEVELS) * 1000) / 1000;
 }
 
 /** A duration from `min` to `max` ms, the error naming the field, the value and both bounds. */

@@ -58,6 +58,7 @@ const KNOWN_OPTIONS = new Set([
 export function validateModuleOptions(options: RateLimitModuleOptions): RateLimitSettings {
   if (options === null || typeof options !== 'object') throw new RateLimitConfigError('options', options, 'an object');
   for (const field of Object.keys(options)) {
+    if (MODULE_SWITCHES.has(field)) throw misplacedSwitch(field, (options as Record<string, unknown>)[field]);
     if (!KNOWN_OPTIONS.has(field)) throw new RateLimitConfigError(field, (options as Record<string, unknown>)[field], `one of the options ${[...KNOWN_OPTIONS].join(', ')}`);
   }
   const keyPrefix = options.keyPrefix ?? 'rl';
@@ -147,6 +148,20 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
     configPath,
     refreshIntervalMs,
   };
+}
+
+/**
+ * The module's switches (`RateLimitModuleExtras`): forRoot takes them out of its options itself, but forRootAsync
+ * reads them beside `useFactory` only, so one returned by the factory (or `createRateLimitOptions`) would be lost.
+ */
+const MODULE_SWITCHES = new Set(['isGlobal', 'globalGuard', 'globalInterceptor']);
+
+function misplacedSwitch(field: string, value: unknown): RateLimitConfigError {
+  return new RateLimitConfigError(
+    field,
+    value,
+    `no value in the options useFactory (or createRateLimitOptions) returns: "${field}" is an option of forRootAsync itself, beside useFactory: RateLimitModule.forRootAsync({ imports, inject, useFactory, ${field}: ${JSON.stringify(value) ?? String(value)} })`,
+  );
 }
 
 function positiveInteger(value: unknown, field: string): number {

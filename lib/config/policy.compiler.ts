@@ -171,7 +171,8 @@ export function checkDefaultNames(defaults: readonly RateLimitPolicy[], named: R
   });
 }
 
-function compileDefaults(defaultRule: RateLimitRulesConfig['defaultRule'], path: string): RateLimitPolicy[] {
+/** Compiles `defaultRule` (one rule, a list of named rules, or false), every error naming its field under `path`. */
+export function compileDefaults(defaultRule: RateLimitRulesConfig['defaultRule'], path: string): RateLimitPolicy[] {
   if (defaultRule === undefined || defaultRule === false) return [];
   if (!Array.isArray(defaultRule)) return [compileRoutePolicy(defaultRule as RateLimitPolicyOptions, 'default', path)];
   const seen = new Set<string>();

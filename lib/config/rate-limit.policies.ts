@@ -1,21 +1,54 @@
+import { compileConfigPart, configParts, DEFAULT_PART, partPath, RULE_PART, snapshot, type ConfigPart } from './config-part.compiler.js';
+import { RULE_NAME } from './define-rule.js';
 import { checkDefaultNames, compileRules, defaultNameField, type CompiledRules } from './policy.compiler.js';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
 import type { RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
-import type { RateLimitMode, RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
+import type { RateLimitConfigReader, RateLimitMode, RateLimitPolicyOptions, RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
+
+/** A part of the config namespace in force, with the text of the value it was compiled from. */
+interface PartInForce {
+  readonly seen: string;
+  readonly part: ConfigPart;
+}
+
+/** What a config reload did, part by part (`RateLimitPolicies.reloadFromConfig`). */
+export interface ConfigReload {
+  /** Where the changes put in force are written, e.g. `rateLimit.rules.search`. */
+  readonly applied: readonly string[];
+  /** The changes refused: where, why, and whether a last valid version of that part stays in force. */
+  readonly refused: readonly { readonly path: string; readonly error: RateLimitConfigError; readonly kept: boolean }[];
+}
+
+/** A config reader that can also be written to, as ConfigService can. */
+type WritableConfig = RateLimitConfigReader & { set?(path: string, value: unknown): unknown };
 
 /**
  * The rules in force. The guard and the service read them on every request, so a rule replaced at run time
- * (from ConfigService) applies to the next request; `version` tells caches that something changed.
+ * (from ConfigService, or `setRule`) applies to the next request; `version` tells caches that something changed.
  */
 export class RateLimitPolicies {
   private current: CompiledRules;
-  private fromCode: RateLimitRulesConfig;
+  private readonly code: CompiledRules;
+  private readonly codeNameField: (index: number) => string;
+  /** The parts of the config namespace in force, by key (`mode`, `defaultRule`, `rules.<name>`). */
+  private parts: ReadonlyMap<string, PartInForce>;
   private revision = 0;
   private required: ReadonlySet<string> = new Set();
 
-  constructor(fromCode: RateLimitRulesConfig, fromConfig?: RateLimitRulesConfig, configPath = '') {
-    this.fromCode = fromCode;
-    this.current = RateLimitPolicies.merge(fromCode, fromConfig, configPath);
+  /**
+   * @param configPath where the rules live in `config`: prefixes the fields of error messages ('' without config)
+   * @param config written by `setRule`, so that the config and the rules in force agree
+   */
+  constructor(
+    fromCode: RateLimitRulesConfig,
+    fromConfig?: RateLimitRulesConfig,
+    private readonly configPath = '',
+    private readonly config?: RateLimitConfigReader,
+  ) {
+    this.code = compileRules(fromCode);
+    this.codeNameField = defaultNameField(fromCode.defaultRule, 'defaultRule');
+    this.parts = this.compileAll(fromConfig, configPath);
+    this.current = this.assemble(this.parts, configPath);
   }
 
   /** Bumped on every replacement. */
@@ -55,14 +88,121 @@ export class RateLimitPolicies {
   }
 
   /**
-   * Replaces the rules read from configuration; validation errors throw (naming the field) and leave the
-   * rules in force untouched.
+   * Puts a rule in force now, for the next request: `'default'` is the default rule (`defaultRule`), any other
+   * name a named rule (created if new). An invalid rule throws a `RateLimitConfigError` naming the field and
+   * changes nothing; a valid one is also written to the module's ConfigService (at `<configPath>.rules.<name>`
+   * or `<configPath>.defaultRule`), so that the config and the rules in force agree.
    */
-  replaceFromConfig(fromConfig: RateLimitRulesConfig | undefined, configPath: string): void {
-    const next = RateLimitPolicies.merge(this.fromCode, fromConfig, configPath);
-    this.checkRequired(next, `${configPath}.rules`);
-    this.current = next;
+  setRule(name: string, options: RateLimitPolicyOptions): RateLimitPolicy {
+    if (typeof name !== 'string' || !RULE_NAME.test(name)) {
+      throw new RateLimitConfigError(partPath('rules', this.configPath), name, 'a rule name of 1-64 letters, digits, "_", "." or "-", or "default" for the default rule');
+    }
+    const key = name === 'default' ? DEFAULT_PART : `${RULE_PART}${name}`;
+    const parts = new Map(this.parts).set(key, { seen: snapshot(options), part: compileConfigPart(key, options, this.configPath) });
+    this.put(this.assemble(parts, this.configPath), parts);
+    this.writeToConfig(name, options);
+    return this.get(name)!;
+  }
+
+  /**
+   * Replaces the rules read from configuration, all or nothing: a validation error throws (naming the field)
+   * and leaves the rules in force untouched.
+   */
+  replaceFromConfig(fromConfig: RateLimitRulesConfig | undefined, configPath = this.configPath): void {
+    const parts = this.compileAll(fromConfig, configPath);
+    this.put(this.assemble(parts, configPath), parts);
+  }
+
+  /**
+   * Applies a new config namespace part by part (`mode`, `defaultRule`, each rule of `rules`): each changed part
+   * that is valid, with the rest, goes into force; one that is not keeps its last valid version (or stays out,
+   * if new) and is reported, without holding back the others. Parts that did not change are not compiled again,
+   * except those still refused, which are retried (a change elsewhere may have resolved a conflict).
+   */
+  reloadFromConfig(fromConfig: RateLimitRulesConfig | undefined, configPath = this.configPath): ConfigReload {
+    const next = configParts(fromConfig);
+    // A namespace, or `rules`, that is not an object says nothing of the parts inside it: they stay as they are.
+    const covered = (key: string) => next.has('') || (next.has('rules') && key.startsWith(RULE_PART));
+    const changes = new Map<string, PartInForce | undefined>();
+    const refused = new Map<string, RateLimitConfigError>();
+    for (const key of new Set([...this.parts.keys(), ...next.keys()])) {
+      const value = next.get(key);
+      if (value === undefined && covered(key)) continue;
+      const seen = value === undefined ? undefined : snapshot(value);
+      if (seen === this.parts.get(key)?.seen) continue;
+      try {
+        changes.set(key, seen === undefined ? undefined : { seen, part: compileConfigPart(key, value, configPath) });
+      } catch (error) {
+        if (!(error instanceof RateLimitConfigError)) throw error;
+        refused.set(key, error);
+      }
+    }
+    // Each change is tried on what is in force plus the changes accepted so far; a refused one is tried again
+    // once another went in, so that the order of the parts never decides (a rename out of a conflict, say).
+    let parts = this.parts;
+    let compiled = this.current;
+    for (let progress = true; progress && changes.size > 0; ) {
+      progress = false;
+      for (const [key, change] of changes) {
+        const trial = new Map(parts);
+        if (change) trial.set(key, change);
+        else trial.delete(key);
+        try {
+          compiled = this.assemble(trial, configPath);
+        } catch (error) {
+          if (!(error instanceof RateLimitConfigError)) throw error;
+          refused.set(key, error);
+          continue;
+        }
+        parts = trial;
+        changes.delete(key);
+        refused.delete(key);
+        progress = true;
+      }
+    }
+    const applied = [...this.parts.keys(), ...parts.keys()].filter((key, i, all) => all.indexOf(key) === i && this.parts.get(key) !== parts.get(key));
+    if (applied.length > 0) this.put(compiled, parts);
+    return {
+      applied: applied.map((key) => partPath(key, configPath)),
+      refused: [...refused].map(([key, error]) => ({ path: partPath(key, configPath), error, kept: this.parts.has(key) })),
+    };
+  }
+
+  private put(compiled: CompiledRules, parts: ReadonlyMap<string, PartInForce>): void {
+    this.current = compiled;
+    this.parts = parts;
     this.revision++;
+  }
+
+  /** Every part of a namespace, or the first error, in the order the checks of `compileRules` run. */
+  private compileAll(fromConfig: RateLimitRulesConfig | undefined, configPath: string): Map<string, PartInForce> {
+    const parts = new Map<string, PartInForce>();
+    for (const [key, value] of configParts(fromConfig)) parts.set(key, { seen: snapshot(value), part: compileConfigPart(key, value, configPath) });
+    return parts;
+  }
+
+  /**
+   * The rules of the code with the parts of the config over them, rule by rule (`defaultRule` in config replaces
+   * every default rule of the code). Throws on what no part can see alone: a default rule and a named rule of
+   * one name, or a rule that decorators refer to gone.
+   */
+  private assemble(parts: ReadonlyMap<string, PartInForce>, configPath: string): CompiledRules {
+    const named = new Map(this.code.named);
+    let { defaults, defaultGiven, mode } = this.code;
+    let nameField = this.codeNameField;
+    for (const { part } of parts.values()) {
+      if (part.kind === 'rule') named.set(part.policy.name, part.policy);
+      else if (part.kind === 'mode') mode = part.mode;
+      else {
+        defaults = part.defaults;
+        nameField = part.nameField;
+        defaultGiven = true;
+      }
+    }
+    checkDefaultNames(defaults, named, nameField);
+    const rules: CompiledRules = { defaults, defaultGiven, named, ...(mode ? { mode } : {}) };
+    this.checkRequired(rules, partPath('rules', configPath));
+    return rules;
   }
 
   private checkRequired(rules: CompiledRules, path: string): void {
@@ -73,18 +213,17 @@ export class RateLimitPolicies {
     }
   }
 
-  /** Config wins over code, rule by rule; `defaultRule` in config replaces every default rule of the code. */
-  private static merge(fromCode: RateLimitRulesConfig, fromConfig: RateLimitRulesConfig | undefined, configPath: string): CompiledRules {
-    const code = compileRules(fromCode);
-    if (!fromConfig) return code;
-    const config = compileRules(fromConfig, configPath);
-    const named = new Map([...code.named, ...config.named]);
-    const [defaults, defaultRule, path] = config.defaultGiven
-      ? [config.defaults, fromConfig.defaultRule, `${configPath}.defaultRule`]
-      : [code.defaults, fromCode.defaultRule, 'defaultRule'];
-    // Each side was checked alone; a default rule of one side may still share its name with a rule of the other.
-    checkDefaultNames(defaults, named, defaultNameField(defaultRule, path));
-    const mode = config.mode ?? code.mode;
-    return { defaults, defaultGiven: code.defaultGiven || config.defaultGiven, named, ...(mode ? { mode } : {}) };
+  /** ConfigService's `set()` takes a dotted path: a rule whose name has a dot is written with all of `rules`. */
+  private writeToConfig(name: string, options: RateLimitPolicyOptions): void {
+    const config = this.config as WritableConfig | undefined;
+    if (typeof config?.set !== 'function') return;
+    if (name === 'default') {
+      config.set(partPath(DEFAULT_PART, this.configPath), options);
+    } else if (name.includes('.')) {
+      const rules = config.get(partPath('rules', this.configPath));
+      config.set(partPath('rules', this.configPath), { ...(rules !== null && typeof rules === 'object' ? rules : {}), [name]: options });
+    } else {
+      config.set(partPath(`${RULE_PART}${name}`, this.configPath), options);
+    }
   }
 }

@@ -2,7 +2,7 @@ import { Injectable, type PipeTransform } from '@nestjs/common';
 import type { Duration, RateLimitAlgorithm } from 'nestjs-redis-rate-limit';
 import { fieldError } from './field-error.js';
 
-/** What the admin API may change in a rule; the values are checked by the library (`defineRule`). */
+/** What the admin API may change in a rule; the values are checked by the library (`RateLimitPolicies.setRule`). */
 export interface RulePatch {
   limit?: number | string;
   window?: Duration;

@@ -1,21 +1,12 @@
-import { Injectable, InternalServerErrorException, NotFoundException } from '@nestjs/common';
+import { Injectable, NotFoundException } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { RATE_LIMIT_CONFIG } from '../config/rate-limit.config.js';
-import {
-  defineRule,
-  RateLimitConfigError,
-  RateLimitPolicies,
-  type RateLimitPolicyOptions,
-  type RateLimitRuleOptions,
-  type RateLimitRulesConfig,
-} from 'nestjs-redis-rate-limit';
+import { RateLimitConfigError, RateLimitPolicies, type RateLimitPolicyOptions, type RateLimitRulesConfig } from 'nestjs-redis-rate-limit';
 import { fieldError } from './field-error.js';
 import type { RulePatch } from './rule-patch.pipe.js';
 
 /** Settings that belong to one algorithm; they go when the algorithm changes, or the rule would be invalid. */
 const ALGORITHM_FIELDS = ['segments', 'refill', 'burst'] as const;
-/** Fields of a policy that are not the rule's own (how the guard applies it); `defineRule` knows only the rule's. */
-const GUARD_FIELDS = ['key', 'cost', 'shared', 'keyRequired'] as const;
 
 export interface RuleUpdate {
   rule: string;
@@ -23,8 +14,9 @@ export interface RuleUpdate {
 }
 
 /**
- * Changes a rule at run time through ConfigService, which the rate-limit module watches: the next request
- * is decided by the new rule, on every route and in every service call that uses it.
+ * Changes a rule at run time with `RateLimitPolicies.setRule`: the next request is decided by the new rule, on
+ * every route and in every service call that uses it, and the rule is written back to ConfigService. An invalid
+ * rule throws, naming the field, and changes nothing.
  */
 @Injectable()
 export class RuleUpdatesService {
@@ -34,24 +26,12 @@ export class RuleUpdatesService {
   ) {}
 
   update(name: string, patch: RulePatch): RuleUpdate {
-    const path = this.pathOf(name);
-    const current = this.config.getOrThrow<RateLimitPolicyOptions>(path);
-    const next = merge(current, patch);
-    // The module's watcher would only log an invalid rule and keep the old one; validate first to answer 400.
+    const next = merge(this.config.getOrThrow<RateLimitPolicyOptions>(this.pathOf(name)), patch);
     try {
-      defineRule(ruleFields(next), name, path);
+      this.policies.setRule(name, next);
     } catch (error) {
       if (error instanceof RateLimitConfigError) throw fieldError(error.field, error.message);
       throw error;
-    }
-    if (JSON.stringify(next) === JSON.stringify(current)) return { rule: name, settings: next };
-
-    const version = this.policies.version;
-    this.config.set(path, next);
-    if (this.policies.version === version) {
-      // The watcher refused what defineRule accepted (a check on the whole set of rules): put the old one back.
-      this.config.set(path, current);
-      throw new InternalServerErrorException(`The rate limiter refused the new "${name}" rule; see the "RateLimit" log`);
     }
     return { rule: name, settings: next };
   }
@@ -73,10 +53,4 @@ function merge(current: RateLimitPolicyOptions, patch: RulePatch): RateLimitPoli
     for (const field of ALGORITHM_FIELDS) delete next[field];
   }
   return { ...next, ...patch } as RateLimitPolicyOptions;
-}
-
-function ruleFields(policy: RateLimitPolicyOptions): RateLimitRuleOptions {
-  const rule: Record<string, unknown> = { ...policy };
-  for (const field of GUARD_FIELDS) delete rule[field];
-  return rule as unknown as RateLimitRuleOptions;
 }

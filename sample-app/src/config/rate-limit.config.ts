@@ -4,8 +4,8 @@ import { env, optionalEnv, type EnvSource } from './env.js';
 import { API_KEY_RULE, LOGIN_IP_RULE, LOGIN_USER_RULE, SMS_DAY_RULE, SMS_HOUR_RULE, SMS_MINUTE_RULE } from './rule-names.js';
 
 /**
- * The path the library reads its rules from (`configPath`, whose default is this), and the admin API changes
- * with `ConfigService.set('rateLimit.rules.<name>', ...)`. It may hold only `defaultRule` and `rules`.
+ * The path the library reads its rules from (`configPath`, whose default is this), and where
+ * `RateLimitPolicies.setRule()` (the admin API) writes the rules it changes. It may hold only `defaultRule` and `rules`.
  */
 export const RATE_LIMIT_CONFIG = 'rateLimit';
 
