@@ -33,7 +33,7 @@ export { RateLimitInterceptor } from './http/rate-limit.interceptor.js';
 export type { RateLimitErrorDetail } from './interfaces/rate-limit-error-detail.interface.js';
 export { RateLimit } from './decorators/rate-limit.decorator.js';
 export { SkipRateLimit } from './decorators/skip-rate-limit.decorator.js';
-export { RateLimitPolicies } from './config/rate-limit.policies.js';
+export { RateLimitPolicies, type ConfigReload } from './config/rate-limit.policies.js';
 export { RateLimitConfigWatcher } from './config/config.watcher.js';
 export type { RateLimitSettings } from './config/module-options.validator.js';
 export type { RequestResponse } from './http/execution-context.adapter.js';
