@@ -31,7 +31,7 @@ describe.each(PLATFORMS)('errorMessage(context, detail) on %s', (platform) => {
       app = await startApp(platform, {
         imports: [
           RateLimitModule.forRoot({
-            store: storeOption(kind),
+            ...storeOption(kind),
             keyPrefix: uniquePrefix('errmsg'),
             clock: clock.now,
             errorMessage: (_context, detail) => {

@@ -53,7 +53,7 @@ describe.each(PLATFORMS)('escalating lockouts over HTTP on %s', (platform) => {
     /** The rule "login" from the module options, or (config: true) from ConfigService with string values. */
     async function start(options: { config?: boolean } = {}) {
       clock = new ManualClock();
-      const base: RateLimitModuleOptions = { store: storeOption(kind), keyPrefix: uniquePrefix('esc'), clock: clock.now };
+      const base: RateLimitModuleOptions = { ...storeOption(kind), keyPrefix: uniquePrefix('esc'), clock: clock.now };
       const config = ConfigModule.forRoot({
         ignoreEnvFile: true,
         load: [registerAs('rateLimit', () => ({ rules: { login: { limit: '1', window: '1s', algorithm: 'sliding-log', lockout: { base: '1m', factor: '2', max: '1h', forgetAfter: '1d' } } } }))],

@@ -32,7 +32,7 @@ describe.each(PLATFORMS)('"per-rule" headers on %s', (platform) => {
       app = await startApp(platform, {
         imports: [
           RateLimitModule.forRoot({
-            store: storeOption(kind),
+            ...storeOption(kind),
             keyPrefix: uniquePrefix('perrule'),
             clock: clock.now,
             headers: 'per-rule',

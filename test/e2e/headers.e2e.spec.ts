@@ -22,7 +22,7 @@ describe.each(PLATFORMS)('rate-limit headers on %s', (platform) => {
       app = await startApp(platform, {
         imports: [
           RateLimitModule.forRoot({
-            store: storeOption(kind),
+            ...storeOption(kind),
             keyPrefix: uniquePrefix('hdr'),
             clock: clock.now,
             ...(headers === undefined ? {} : { headers }),

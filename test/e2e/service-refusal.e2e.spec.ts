@@ -83,7 +83,7 @@ describe.each(PLATFORMS)('a 429 thrown by business code on %s', (platform) => {
       app = await startApp(platform, {
         imports: [
           RateLimitModule.forRoot({
-            store: storeOption(kind),
+            ...storeOption(kind),
             keyPrefix: uniquePrefix('svc429'),
             clock: clock.now,
             headers,

@@ -108,7 +108,7 @@ describe.each(PLATFORMS)('RateLimitService in controllers on %s', (platform) => 
       app = await startApp(platform, {
         imports: [
           RateLimitModule.forRoot({
-            store: storeOption(kind),
+            ...storeOption(kind),
             keyPrefix: uniquePrefix('svc'),
             clock: clock.now,
             errorMessage: 'Slow down',

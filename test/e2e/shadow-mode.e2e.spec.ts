@@ -57,7 +57,7 @@ describe.each(PLATFORMS)('shadow mode over HTTP on %s', (platform) => {
           RateLimitModule.forRootAsync({
             imports: [ConfigModule],
             inject: [ConfigService],
-            useFactory: (config: ConfigService) => ({ config, clock: clock.now, keyPrefix: uniquePrefix('sh'), store: storeOptions(kind), ...options }),
+            useFactory: (config: ConfigService) => ({ config, clock: clock.now, keyPrefix: uniquePrefix('sh'), ...storeOptions(kind), ...options }),
             globalGuard: true,
           }),
         ],

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { MemoryStore, RateLimit, RateLimitModule, RedisStore, type Decision, type MultiDecision, type RateLimitRule, type RateLimitStore, type RuleKey } from '../../lib/index.js';
 import { ManualClock } from '../support/manual.clock.js';
 import { uniquePrefix } from '../support/redis-server.js';
+import { PATIENT_TIMEOUT_MS } from '../support/store-timeout.js';
 import { STORES, useRedisServer, type StoreKind } from './fixtures/guard-app.js';
 import { Hold } from './support/hold.js';
 import { PLATFORMS, startApp } from './support/http-app.js';
@@ -76,7 +77,7 @@ describe.each(PLATFORMS)('a live switch from shadow to enforce under concurrent 
           RateLimitModule.forRootAsync({
             imports: [ConfigModule],
             inject: [ConfigService],
-            useFactory: (config: ConfigService) => ({ config, clock: clock.now, keyPrefix: prefix, store, blockCache: false }),
+            useFactory: (config: ConfigService) => ({ config, clock: clock.now, keyPrefix: prefix, store, blockCache: false, timeoutMs: PATIENT_TIMEOUT_MS }),
             globalGuard: true,
           }),
         ],

@@ -5,6 +5,7 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { RateLimit, RateLimitModule, type RateLimitModuleOptions } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+import { PATIENT_TIMEOUT_MS } from '../support/store-timeout.js';
 import { PLATFORMS } from './support/http-app.js';
 import { CapturingLogger } from './support/rate-limit-config.js';
 
@@ -34,7 +35,7 @@ describe.each(PLATFORMS)('the store in use, on %s', (platform) => {
   async function start(store: RateLimitModuleOptions['store']) {
     const logger = new CapturingLogger();
     const moduleRef = await Test.createTestingModule({
-      imports: [RateLimitModule.forRoot({ store, keyPrefix: uniquePrefix('inuse'), globalGuard: true })],
+      imports: [RateLimitModule.forRoot({ store, keyPrefix: uniquePrefix('inuse'), globalGuard: true, timeoutMs: PATIENT_TIMEOUT_MS })],
       controllers: [PingController],
     }).compile();
     app = moduleRef.createNestApplication(platform === 'express' ? new ExpressAdapter() : new FastifyAdapter(), { logger });

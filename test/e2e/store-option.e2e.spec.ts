@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { RateLimit, RateLimitConfigError, RateLimitModule, type RateLimitModuleExtras, type RateLimitModuleOptions } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+import { PATIENT_TIMEOUT_MS } from '../support/store-timeout.js';
 import { PLATFORMS, startApp, type Platform } from './support/http-app.js';
 import { waitFor } from './support/rate-limit-config.js';
 
@@ -34,7 +35,7 @@ const moduleConnections = async () => (await connectionNames()).filter((name) =>
 const noModuleConnection = async () => (await moduleConnections()).length === 0;
 
 function start(platform: Platform, options: RateLimitModuleOptions & RateLimitModuleExtras): Promise<INestApplication> {
-  return startApp(platform, { imports: [RateLimitModule.forRoot(options)], controllers: [PingController] });
+  return startApp(platform, { imports: [RateLimitModule.forRoot({ timeoutMs: PATIENT_TIMEOUT_MS, ...options })], controllers: [PingController] });
 }
 
 async function expectLimits(app: INestApplication) {

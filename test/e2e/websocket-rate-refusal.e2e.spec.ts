@@ -7,6 +7,7 @@ import { WebSocket } from 'ws';
 import { RateLimit, RateLimitGuard, RateLimitInterceptor, RateLimitModule, type RateLimitErrorDetail } from '../../lib/index.js';
 import { ManualClock } from '../support/manual.clock.js';
 import { uniquePrefix } from '../support/redis-server.js';
+import { PATIENT_TIMEOUT_MS } from '../support/store-timeout.js';
 import { STORES, useRedisServer } from './fixtures/guard-app.js';
 import { WsClient } from './support/ws-client.js';
 
@@ -52,7 +53,7 @@ describe.each(STORES)('a rate rule refusing a WebSocket message (platform-ws) on
 
   beforeEach(async () => {
     clock = new ManualClock();
-    const storeOptions = store === 'memory' ? { store: 'memory' as const } : { store: redis() };
+    const storeOptions = store === 'memory' ? { store: 'memory' as const } : { store: redis(), timeoutMs: PATIENT_TIMEOUT_MS };
     const moduleRef = await Test.createTestingModule({
       imports: [RateLimitModule.forRoot({ clock: clock.now, keyPrefix: uniquePrefix(), ...storeOptions, errorMessage: message })],
       providers: [SearchGateway],

@@ -52,7 +52,7 @@ describe.each(STORE_KINDS)('window utilisation metric on the %s store', (kind) =
   async function start(options: Partial<RateLimitModuleOptions> = {}, config = false) {
     registry = new Registry();
     const clock = new ManualClock();
-    const moduleOptions = { store: storeOptions(kind), clock: clock.now, keyPrefix: uniquePrefix('util'), metrics: { registry }, ...options };
+    const moduleOptions = { ...storeOptions(kind), clock: clock.now, keyPrefix: uniquePrefix('util'), metrics: { registry }, ...options };
     app = await startApp('express', {
       imports: config
         ? [rateLimitConfig(), RateLimitModule.forRootAsync({ imports: [ConfigModule], inject: [ConfigService], useFactory: (c: ConfigService) => ({ ...moduleOptions, config: c }), globalGuard: true })]

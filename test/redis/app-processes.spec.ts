@@ -61,6 +61,13 @@ async function stopAppProcess({ child }: AppProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/** One POST /orders to the app on `port`: its status and the pid of the process that answered. */
+async function order(port: number): Promise<{ port: number; status: number; pid?: number }> {
+  const response = await fetch(`http://127.0.0.1:${port}/orders`, { method: 'POST', headers: { 'x-tenant': 'acme' } });
+  const body = (await response.json()) as { pid?: number };
+  return { port, status: response.status, pid: body.pid };
+}
+
 describe(`${PROCESSES} app processes on one Redis, one rule and key`, () => {
   let redis: TestRedis;
   const apps: AppProcess[] = [];
@@ -74,27 +81,24 @@ describe(`${PROCESSES} app processes on one Redis, one rule and key`, () => {
     await redis?.stop();
   });
 
-  it(`admits exactly ${LIMIT} of ${REQUESTS} requests fired at once across the ${PROCESSES} apps, and refuses the rest with 429`, async () => {
+  it(`admits exactly ${LIMIT} of ${REQUESTS} requests across the ${PROCESSES} apps, all but one per app fired at once, and refuses the rest with 429`, async () => {
     const prefix = uniquePrefix();
     const now = 1_700_000_000_000 + 7 * 60_000;
     apps.push(...(await Promise.all(Array.from({ length: PROCESSES }, () => startAppProcess(redis.url, prefix, now)))));
     const ports = apps.map((a) => a.port);
     expect(new Set(ports).size).toBe(PROCESSES);
 
-    const statuses = await Promise.all(
-      Array.from({ length: REQUESTS }, async (_, i) => {
-        const port = ports[i % PROCESSES];
-        const response = await fetch(`http://127.0.0.1:${port}/orders`, { method: 'POST', headers: { 'x-tenant': 'acme' } });
-        const body = (await response.json()) as { pid?: number };
-        return { port, status: response.status, pid: body.pid };
-      }),
-    );
+    // One request to each app in turn, each admitted on the shared count: which process wins the requests fired at
+    // once depends on the machine's scheduling (on a busy one, a single process can take them all).
+    const first = [];
+    for (const port of ports) first.push(await order(port));
+    const statuses = [...first, ...(await Promise.all(Array.from({ length: REQUESTS - PROCESSES }, (_, i) => order(ports[i % PROCESSES]))))];
 
     const count = (status: number) => statuses.filter((s) => s.status === status).length;
     const degraded = await Promise.all(ports.map(async (port) => ((await (await fetch(`http://127.0.0.1:${port}/orders/stats`)).json()) as { degraded: number }).degraded));
     expect({ admitted: count(200), refused: count(429), degraded }).toEqual({ admitted: LIMIT, refused: REQUESTS - LIMIT, degraded: [0, 0, 0] });
-    // Each app answered its share, and the admissions were not all one process's.
+    // Each app answered its share, and each process admitted on the one count.
     for (const port of ports) expect(statuses.filter((s) => s.port === port)).toHaveLength(REQUESTS / PROCESSES);
-    expect(new Set(statuses.filter((s) => s.status === 200).map((s) => s.pid)).size).toBeGreaterThan(1);
+    expect({ statuses: first.map((s) => s.status), processes: new Set(first.map((s) => s.pid)).size }).toEqual({ statuses: [200, 200, 200], processes: PROCESSES });
   });
 });

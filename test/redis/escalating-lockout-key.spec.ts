@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { defineRule, RedisStore } from '../../lib/index.js';
 import { ruleKeys } from '../../lib/keys/key.builder.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+import { expiryWithin, onRedisClock, pxExpiryRange } from '../support/redis-time.js';
 
 /**
  * An escalating lockout keeps one key, `<prefix>:<rule>:{<tracker>}:block`, holding its start in µs ('start' at level
@@ -25,16 +26,17 @@ describe('the escalating lockout key on Redis', () => {
     const store = new RedisStore(client, { keyPrefix: prefix });
     const key = ruleKeys(prefix, rule, 'k').block;
     await store.consume('k', rule);
-    await store.consume('k', rule);
-    const first = { value: await client.get(key), pttl: await client.pttl(key) };
+    // Each refusal writes the key with PX (lockout + forgetAfter), from the instant Redis ran it, within the call.
+    const firstCall = await onRedisClock(client, () => store.consume('k', rule));
+    const first = { value: await client.get(key), expiry: await client.pexpiretime(key) };
     // Back-date the lockout by its length, as if it had just ended, keeping the key alive: the next refusal escalates.
     const started = Number(first.value);
     await client.set(key, String(started - 60_000_000), 'PX', 600_000);
-    await store.consume('k', rule);
-    const second = { value: await client.get(key), pttl: await client.pttl(key) };
+    const secondCall = await onRedisClock(client, () => store.consume('k', rule));
+    const second = { value: await client.get(key), expiry: await client.pexpiretime(key) };
     expect({
-      first: [/^\d+$/.test(first.value!), first.pttl > 660_000 - 1000 && first.pttl <= 660_000],
-      second: [second.value!.endsWith(':1'), second.pttl > 720_000 - 1000 && second.pttl <= 720_000],
+      first: [/^\d+$/.test(first.value!), expiryWithin(first.expiry, pxExpiryRange(660_000, firstCall.beforeUs, firstCall.afterUs)).within],
+      second: [second.value!.endsWith(':1'), expiryWithin(second.expiry, pxExpiryRange(720_000, secondCall.beforeUs, secondCall.afterUs)).within],
     }).toEqual({ first: [true, true], second: [true, true] });
   });
 });

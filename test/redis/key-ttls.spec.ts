@@ -4,17 +4,30 @@ import { RedisStore, type RateLimitRule } from '../../lib/index.js';
 import { ruleKeys } from '../../lib/keys/key.builder.js';
 import { ALGORITHMS, ruleArb } from '../property/decision.arbitraries.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+import { expiryWithin, pxExpiryRange, redisTimeUs, timeUs } from '../support/redis-time.js';
 
 /**
  * Keys live as long as what they hold: a state key until its state is spent (fixed window: the window's end;
  * sliding log and window: newest + window; token bucket and GCRA: until full, and then to the end of that second of
  * Redis's clock, lua/includes/exact.lua's SLOT), which is what resetAfterMs reports, and a lockout key for the
- * lockout. The store runs on Redis's own clock (no `clock` option), so PTTL and the decision are measured on one
- * clock; PTTL may lag by the milliseconds the round trip took.
+ * lockout. The store runs on Redis's own clock (no `clock` option), so the keys' expiries and the decisions are on
+ * one clock.
+ *
+ * Each call is bracketed by Redis's TIME before it and after it (read with the keys' expiries, PEXPIRETIME, in one
+ * MULTI): the decision's "now" lies between, whatever the machine's load, so the checks below hold on a busy machine
+ * and are as tight as the calls were fast. A script's SET PX or PEXPIRE counts from Redis's clock when that write
+ * runs (Redis 7.0; from 7.2 on, when the script started), not from the TIME the script decided by: a key written by
+ * a call Redis was slow to run may outlive its state (or, on 7.2, fall short of it) by as long as the call took.
  */
 /** Token bucket and GCRA keys expire at the end of the second their instant falls in (lua/includes/exact.lua). */
 const toSecondEnd = (rule: RateLimitRule) => (rule.algorithm === 'token-bucket' || rule.algorithm === 'gcra' ? 1000 : 0);
 const most = (rule: RateLimitRule) => (rule.algorithm === 'gcra' ? rule.burst : rule.limit);
+
+/** One call on Redis's clock: TIME before it and TIME after it, in µs since the epoch. */
+interface Bracket {
+  beforeUs: number;
+  afterUs: number;
+}
 
 describe('key TTLs on Redis', () => {
   let redis: TestRedis;
@@ -26,17 +39,19 @@ describe('key TTLs on Redis', () => {
   afterAll(() => redis.stop());
 
   /**
-   * resetAfterMs - PTTL must lie in [-1 - slackMs, 1 + the ms the call and the PTTL took]: rounding, then time
-   * passing; `slackMs` is how much longer the key may live than its state.
+   * The state key's expiry (ms since the epoch; -2: gone) against a decision made in `call` that reports
+   * `resetAfterMs`. The state ends at now + the exact reset, which lies in (before + resetAfterMs - 1 ms,
+   * after + resetAfterMs] (resetAfterMs is rounded up to the ms). The script that last wrote the expiry computed it as
+   * ceil(end - its now) ms from the instant it wrote it, so the expiry lies within 1 ms (the rounding) plus that
+   * writer's call time of the state's end, plus `slackMs` later: the key may outlive its state by that.
    */
-  const within = (label: string, expectedMs: number, pttl: number, elapsedMs: number, slackMs = 0) =>
-    expect({ label, expectedMs, pttl, late: expectedMs - pttl <= 1 + Math.ceil(elapsedMs), early: expectedMs - pttl >= -1 - slackMs }).toEqual({
-      label,
-      expectedMs,
-      pttl,
-      late: true,
-      early: true,
-    });
+  const stateExpiryWithin = (expiryMs: number, resetAfterMs: number, call: Bracket, writerUs: number, slackMs: number) => {
+    const earliestUs = call.beforeUs + (resetAfterMs - 2) * 1000 - writerUs;
+    const latestUs = call.afterUs + (resetAfterMs + 1 + slackMs) * 1000 + writerUs;
+    // Gone (PEXPIRETIME -2) only if the state could have ended by the read (a window ending now).
+    if (expiryMs === -2) return earliestUs <= call.afterUs;
+    return expiryMs * 1000 > earliestUs && expiryMs * 1000 < latestUs;
+  };
 
   const cases = ALGORITHMS.flatMap((algorithm) => [false, true].map((lockout) => [algorithm, lockout ? 'with a lockout' : 'without a lockout', lockout] as const));
 
@@ -49,13 +64,30 @@ describe('key TTLs on Redis', () => {
         const store = new RedisStore(client, { keyPrefix: prefix });
         const keys = ruleKeys(prefix, rule, 'k');
         let locked = false;
+        // The state key's expiry as last read, and the µs of the call that may have written it (see stateExpiryWithin).
+        let lastExpiry: number | undefined;
+        let writerUs = 0;
         for (const pick of picks) {
-          const started = performance.now();
+          const beforeUs = await redisTimeUs(client);
           const decision = await store.consume('k', rule, 1 + (pick % most(rule)));
-          const [state, block] = await Promise.all([client.pttl(keys.state), client.pttl(keys.block)]);
-          const elapsed = performance.now() - started;
-          if (decision.allowed || rule.blockMs === 0) within('state key', decision.resetAfterMs, state, elapsed, toSecondEnd(rule));
-          if (!decision.allowed && rule.blockMs > 0 && !locked) within('lockout key', rule.blockMs, block, elapsed);
+          const [time, state, block] = (await client.multi().time().pexpiretime(keys.state).pexpiretime(keys.block).exec())!.map(([error, value]) => {
+            if (error) throw error;
+            return value;
+          }) as [[string, string], number, number];
+          const call = { beforeUs, afterUs: timeUs(time) };
+          const callUs = call.afterUs - call.beforeUs;
+          // An expiry that moved was written by this call; one that did not, by this call or the one that wrote it.
+          writerUs = state === lastExpiry ? Math.max(writerUs, callUs) : callUs;
+          lastExpiry = state;
+          if (decision.allowed || rule.blockMs === 0) {
+            const seen = { key: 'state', resetAfterMs: decision.resetAfterMs, expiry: state, ...call, writerUs, within: stateExpiryWithin(state, decision.resetAfterMs, call, writerUs, toSecondEnd(rule)) };
+            expect(seen).toEqual({ ...seen, within: true });
+          }
+          if (!decision.allowed && rule.blockMs > 0 && !locked) {
+            // Set with PX blockMs by this call (lua/includes/driver.lua, lock_out).
+            const seen = { key: 'lockout', blockMs: rule.blockMs, ...expiryWithin(block, pxExpiryRange(rule.blockMs, call.beforeUs, call.afterUs)) };
+            expect(seen).toEqual({ ...seen, within: true });
+          }
           if (!decision.allowed && rule.blockMs > 0) locked = true;
           if (rule.blockMs === 0 || !locked) expect({ block }).toEqual({ block: -2 });
         }

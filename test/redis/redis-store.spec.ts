@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { defineRule, RedisStore, type RateLimitAlgorithm } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+import { expiryWithin, onRedisClock, pxExpiryRange } from '../support/redis-time.js';
 
 const ALGORITHMS: RateLimitAlgorithm[] = ['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'];
 
@@ -36,11 +37,11 @@ describe('RedisStore on a real redis-server', () => {
     const prefix = uniquePrefix();
     const store = new RedisStore(client, { keyPrefix: prefix, clock: () => Date.now() });
     const rule = defineRule({ algorithm: 'sliding-log', limit: 5, window: '1500ms' }, 'log');
-    await store.consume('k', rule);
+    // The entry is this call's: PEXPIRE 1500 from the instant Redis ran it, within the call on Redis's clock.
+    const { beforeUs, afterUs } = await onRedisClock(client, () => store.consume('k', rule));
     const [key] = await keysOf(prefix);
-    const ttl = await client.pttl(key);
-    expect(ttl).toBeGreaterThan(1400);
-    expect(ttl).toBeLessThanOrEqual(1500);
+    const seen = expiryWithin(await client.pexpiretime(key), pxExpiryRange(1500, beforeUs, afterUs));
+    expect(seen).toEqual({ ...seen, within: true });
   });
 
   it('names keys <prefix>:<rule>:<algorithm and window>:{<tracker>} and keeps them bounded', async () => {
@@ -75,11 +76,10 @@ describe('RedisStore on a real redis-server', () => {
     const prefix = uniquePrefix();
     const store = new RedisStore(client, { keyPrefix: prefix });
     const rule = defineRule({ algorithm: 'gcra', limit: 1, window: '1h' }, 'tat');
-    await store.consume('k', rule);
-    const [seconds, micros] = await client.time();
-    const tat = Number(await client.get(`${prefix}:tat:gcra3600000000:{k}`));
-    const redisNowUs = Number(seconds) * 1e6 + Number(micros);
-    expect(Math.abs(tat - 3_600_000_000 - redisNowUs)).toBeLessThan(5_000_000);
+    // A fresh key's TAT is now + T (T = 1 h): now lies within the call on Redis's clock.
+    const { beforeUs, afterUs } = await onRedisClock(client, () => store.consume('k', rule));
+    const now = Number(await client.get(`${prefix}:tat:gcra3600000000:{k}`)) - 3_600_000_000;
+    expect({ now, within: now >= beforeUs && now <= afterUs }).toEqual({ now, within: true });
   });
 
   it('keeps working after SCRIPT FLUSH between two calls', async () => {

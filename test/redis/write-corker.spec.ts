@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { defineRule, RedisStore } from '../../lib/index.js';
+import { ManualClock } from '../support/manual.clock.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 
 type Chunks = { chunk: unknown }[];
@@ -42,7 +43,8 @@ describe('RedisStore with coalescing off: socket writes', () => {
   }
 
   it('sends the 100 calls of one turn in writes of at most 32 calls, each decided once', async () => {
-    const store = new RedisStore(client, { keyPrefix: uniquePrefix(), coalesce: false });
+    // At one instant of a clock of the test's: on Redis's, a token would come back every 60 ms of a slow run.
+    const store = new RedisStore(client, { keyPrefix: uniquePrefix(), coalesce: false, clock: new ManualClock().now });
     const rule = defineRule({ algorithm: 'token-bucket', limit: 1000, window: '1m' }, 'tb');
     await store.consume('warm-up', rule); // the script's first call on the connection goes as EVAL
 

@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { randomBytes } from 'node:crypto';
-import { booleanEnv, env, optionalEnv, portEnv, type EnvSource } from './env.js';
+import { booleanEnv, env, msEnv, optionalEnv, portEnv, type EnvSource } from './env.js';
 
 /** Everything but the rate-limit rules (those have their own namespace, which the library reads). */
 export interface AppConfig {
@@ -10,6 +10,8 @@ export interface AppConfig {
   redisUrl?: string;
   /** Prefix of every rate-limit key, so several apps (or test runs) can share one Redis. */
   keyPrefix: string;
+  /** Longest wait for Redis before the failure policy decides, in ms (RATE_LIMIT_TIMEOUT_MS). Unset: the module's default, 50. */
+  timeoutMs?: number;
   /** Bearer token of the admin API: ADMIN_TOKEN, or one generated at start-up (and printed) when it is unset. */
   adminToken: string;
   /** Whether `adminToken` was generated because ADMIN_TOKEN is unset. */
@@ -29,6 +31,7 @@ export const appConfig = (source: () => EnvSource) =>
       port: portEnv(vars, 'PORT', 3000),
       redisUrl: optionalEnv(vars, 'REDIS_URL'),
       keyPrefix: env(vars, 'RATE_LIMIT_KEY_PREFIX', 'sample'),
+      timeoutMs: msEnv(vars, 'RATE_LIMIT_TIMEOUT_MS'),
       // Without .env the admin API still works: with a token of this run, printed at start-up.
       adminToken: adminToken ?? randomBytes(18).toString('base64url'),
       adminTokenGenerated: adminToken === undefined,

@@ -27,3 +27,11 @@ export function portEnv(source: EnvSource, name: string, fallback: number): numb
   if (!/^\d+$/.test(text) || port > 65535) throw new Error(`Invalid ${name}: ${JSON.stringify(text)} (expected a port number, 0-65535)`);
   return port;
 }
+
+/** A positive whole number of milliseconds, or undefined when unset; anything else stops the app at start-up. */
+export function msEnv(source: EnvSource, name: string): number | undefined {
+  const text = optionalEnv(source, name);
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || Number(text) <= 0) throw new Error(`Invalid ${name}: ${JSON.stringify(text)} (expected a positive whole number of ms)`);
+  return Number(text);
+}

@@ -12,6 +12,7 @@ export function rateLimitOptions(config: ConfigService, clock?: Clock): RateLimi
     // A redis:// URL: the module creates the client and closes it on shutdown.
     store: app.redisUrl ?? 'memory',
     keyPrefix: app.keyPrefix,
+    ...(app.timeoutMs !== undefined ? { timeoutMs: app.timeoutMs } : {}),
     config,
     ...(clock ? { clock } : {}),
   };

@@ -55,8 +55,8 @@ export class CapturingLogger implements LoggerService {
   verbose() {}
 }
 
-/** Polls `condition` until it holds or `timeoutMs` passes (then fails, saying what was awaited). */
-export async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 2_000): Promise<void> {
+/** Polls `condition` until it holds or `timeoutMs` passes (long: a passing wait ends when it holds; then fails, saying what was awaited). */
+export async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);

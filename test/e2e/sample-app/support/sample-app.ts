@@ -4,6 +4,7 @@ import { AppModule } from '../../../../sample-app/src/app.module.js';
 import { ManualClock } from '../../../support/manual.clock.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../../../support/redis-server.js';
 import { startApp } from '../../support/http-app.js';
+import { PATIENT_TIMEOUT_MS } from '../../../support/store-timeout.js';
 
 export type SampleStore = 'memory' | 'redis';
 export const SAMPLE_STORES: SampleStore[] = ['memory', 'redis'];
@@ -38,7 +39,9 @@ export function sampleAppsOn(store: SampleStore): { start(env?: Record<string, s
     async start(env = {}) {
       const clock = new ManualClock();
       const keyPrefix = uniquePrefix('sample');
-      const vars = { RATE_LIMIT_KEY_PREFIX: keyPrefix, ADMIN_TOKEN, ...(store === 'redis' ? { REDIS_URL: redis!.url } : {}), ...env };
+      // A patient timeout: on a loaded machine a round trip past the default 50 ms would hand decisions to the failure policy.
+      const redisVars = store === 'redis' ? { REDIS_URL: redis!.url, RATE_LIMIT_TIMEOUT_MS: String(PATIENT_TIMEOUT_MS) } : {};
+      const vars = { RATE_LIMIT_KEY_PREFIX: keyPrefix, ADMIN_TOKEN, ...redisVars, ...env };
       const app = await startApp('express', { imports: [AppModule.register({ env: vars, clock: clock.now })] });
       apps.push(app);
       return { app, server: app.getHttpServer() as Server, clock, keyPrefix };
