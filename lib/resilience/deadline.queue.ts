@@ -34,14 +34,15 @@ export class DeadlineQueue {
 
   /**
    * Settles as `promise` does, or rejects with `RateLimitTimeoutError` once `timeoutMs` passed (and the I/O phase
-   * after the timer, see `onTimer`). A call given up on that settles later settles a promise already rejected: no
-   * unhandled rejection. With `onValue` and `onError`, settles with what they return (or rejects with what they
-   * throw) for the value, and for the failure or the timeout: the caller's `.then` of every decision, in this
-   * promise instead of one more.
+   * after the timer, see `onTimer`). With `onValue` and `onError`, settles with what they return (or rejects with what
+   * they throw) for the value, and for the failure or the timeout: the caller's `.then` of every decision, in this
+   * promise instead of one more. A call given up on is settled once, by the timeout: what `promise` comes to later
+   * is not given to `onValue` or `onError` (its caller was answered), but a value is to `onLate`, if any (the store
+   * did what was asked, for nobody). No unhandled rejection either way.
    */
   race<T>(promise: Promise<T>): Promise<T>;
-  race<T, R>(promise: Promise<T>, onValue: (value: T) => R, onError: (error: unknown) => R | Promise<R>): Promise<R>;
-  race<T, R>(promise: Promise<T>, onValue?: (value: T) => R, onError?: (error: unknown) => R | Promise<R>): Promise<T | R> {
+  race<T, R>(promise: Promise<T>, onValue: (value: T) => R, onError: (error: unknown) => R | Promise<R>, onLate?: (value: T) => void): Promise<R>;
+  race<T, R>(promise: Promise<T>, onValue?: (value: T) => R, onError?: (error: unknown) => R | Promise<R>, onLate?: (value: T) => void): Promise<T | R> {
     return new Promise<T | R>((resolve, reject) => {
       const fail: (error: unknown) => void =
         onError === undefined
@@ -63,7 +64,14 @@ export class DeadlineQueue {
       }
       promise.then(
         (value) => {
-          this.settle(entry);
+          if (!this.settle(entry)) {
+            try {
+              onLate?.(value);
+            } catch {
+              // Its caller was answered: there is nobody to reject.
+            }
+            return;
+          }
           if (onValue === undefined) {
             resolve(value);
             return;
@@ -78,8 +86,8 @@ export class DeadlineQueue {
           resolve(result);
         },
         (error: unknown) => {
-          this.settle(entry);
-          fail(error);
+          // After the timeout, a second failure of the same call: its caller was decided, and told, once.
+          if (this.settle(entry)) fail(error);
         },
       );
     });
@@ -94,8 +102,9 @@ export class DeadlineQueue {
     if (this.timer === undefined && this.expiredAt === undefined) this.timer = setTimeout(this.onTimer, Math.min(this.timeoutMs, LONGEST_TIMER_MS));
   }
 
-  private settle(entry: Pending): void {
-    if (entry.settled) return;
+  /** Marks a call settled by its store; false when it already was (timed out). */
+  private settle(entry: Pending): boolean {
+    if (entry.settled) return false;
     entry.settled = true;
     this.waiting--;
     // Replies on one connection come in order: dropping settled calls from the head keeps the ring short, so that
@@ -105,6 +114,7 @@ export class DeadlineQueue {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
+    return true;
   }
 
   private readonly onTimer = (): void => {

@@ -23,18 +23,27 @@ export interface ResilientStoreOptions {
 
 export { RateLimitTimeoutError } from './rate-limit-timeout.error.js';
 
+/** Attempts at giving back a late admission whose refund keeps missing its deadline (see `giveBack`). */
+const GIVE_BACK_TRIES = 5;
+
 // The strictest policy of the rules of one request decides for all of them.
 const STRICTNESS: Record<FailurePolicy, number> = { open: 0, memory: 1, closed: 2 };
 
 /**
  * Puts a bound on every decision: the primary store (Redis) answers within `timeoutMs` or the failure policy
  * decides, and after repeated failures a circuit breaker stops calling it for a growing interval. The
- * memory fallback runs the same algorithms with the same rules, so `'memory'` keeps limiting per process.
+ * memory fallback runs the same algorithms with the same rules, so `'memory'` keeps limiting per process. A consume
+ * the primary admitted after the failure policy decided it is refunded on the primary: it counts only what it
+ * answered.
  */
 export class ResilientStore implements RateLimitStore {
   readonly breaker: CircuitBreaker;
   private readonly deadlines: DeadlineQueue;
   private readonly policy: FailurePolicy;
+  /** Answers the primary has given (values, in time or not): a call late while this moved was late on a store that is up. */
+  private answers = 0;
+  /** A late answer with nothing to give back (see `answeredLate`). */
+  private readonly late = (): void => this.answeredLate();
 
   constructor(
     readonly primary: RateLimitStore,
@@ -66,6 +75,10 @@ export class ResilientStore implements RateLimitStore {
           return { allowed: policy === 'open', decisions };
         },
         entries.map((e) => e.rule),
+        (result) => {
+          this.answeredLate();
+          if (result.allowed) this.giveBack(() => Promise.all(entries.map((e) => this.primary.refund(e.key, e.rule, e.cost ?? cost))));
+        },
       );
     } catch (error) {
       return Promise.reject(error);
@@ -102,6 +115,12 @@ export class ResilientStore implements RateLimitStore {
         () => this.primary[op](key, rule, cost),
         (policy) => (policy === 'memory' ? this.fallback[op](key, rule, cost) : substitute(policy, rule, cost, this.breaker.retryInMs)),
         rule,
+        op === 'consume'
+          ? (decision) => {
+              this.answeredLate();
+              if (decision.allowed) this.giveBack(() => this.primary.refund(key, rule, cost));
+            }
+          : this.late,
       );
     } catch (error) {
       return Promise.reject(error);
@@ -115,9 +134,16 @@ export class ResilientStore implements RateLimitStore {
    * Not async, as this runs for every decision: a promise chain costs less than an async function. So it may throw
    * where an async function would have rejected (a caller's error thrown at once by a custom store, a throwing
    * `onCircuitChange` or `onError`); its callers turn that into their rejection. `rules`: the call's rule, or its
-   * rules (no array is made for the one rule of most calls).
+   * rules (no array is made for the one rule of most calls). `late`: told of the primary's answer when it comes after
+   * the failure policy decided the call (the timeout).
    */
-  private guarded<T>(op: string, call: () => Promise<T>, degrade: (policy: FailurePolicy) => T | Promise<T>, rules: RateLimitRule | readonly RateLimitRule[]): Promise<T> {
+  private guarded<T>(
+    op: string,
+    call: () => Promise<T>,
+    degrade: (policy: FailurePolicy) => T | Promise<T>,
+    rules: RateLimitRule | readonly RateLimitRule[],
+    late: (result: T) => void = this.late,
+  ): Promise<T> {
     if (!this.breaker.tryAcquire()) return this.degraded(rules, degrade);
     let answer: Promise<T>;
     try {
@@ -125,28 +151,69 @@ export class ResilientStore implements RateLimitStore {
     } catch (error) {
       return this.failed(error, op, rules, degrade);
     }
+    const answered = this.answers;
     return this.deadlines.race(
       answer,
       (result) => {
+        this.answers++;
         // What onCircuitChange throws here is a failure, as when this was one try block around the call and the breaker.
         this.breaker.success();
         return result;
       },
-      (error) => this.failed(error, op, rules, degrade),
+      (error) => this.failed(error, op, rules, degrade, answered),
+      late,
     );
   }
 
-  /** The primary failed or was late: the failure policy decides, unless the error is the caller's. */
-  private failed<T>(error: unknown, op: string, rules: RateLimitRule | readonly RateLimitRule[], degrade: (policy: FailurePolicy) => T | Promise<T>): Promise<T> {
+  /**
+   * The primary failed or was late: the failure policy decides, unless the error is the caller's. `answered`: the
+   * primary's answers when the call was made.
+   */
+  private failed<T>(error: unknown, op: string, rules: RateLimitRule | readonly RateLimitRule[], degrade: (policy: FailurePolicy) => T | Promise<T>, answered?: number): Promise<T> {
     if (isCallerError(error)) {
       this.breaker.release();
       throw error;
     }
     // Redis answered in time but its clock had stepped past our estimate: it is up, so this opens nothing.
     if (isPromptDeadlineRefusal(error)) this.breaker.success();
+    // Late, while the primary answered calls: it is up and busy (a queue of heavy calls), not down. The failure policy
+    // takes this call, without opening the circuit for every other. A stalled or unreachable primary answers nothing.
+    else if (answered !== undefined && answered !== this.answers && isLate(error)) this.breaker.release();
     else this.breaker.failure();
     this.options.onError?.(error instanceof Error ? error : new Error(String(error)), op);
     return this.degraded(rules, degrade);
+  }
+
+  /** The primary answered a call whose caller the failure policy already decided: it is up. */
+  private answeredLate(): void {
+    this.answers++;
+    this.breaker.success();
+  }
+
+  /**
+   * Gives back what the primary counted for a consume whose caller the failure policy decided (a reply that came
+   * after the timeout: Redis ran the call just before its deadline, or the reply was held up on its way back), so
+   * that the primary counts only the requests it answered. Nobody waits for it. A refund that missed its own deadline
+   * (queued behind heavy calls) wrote nothing, and is tried again, up to `GIVE_BACK_TRIES` times; any other failure
+   * is only reported.
+   */
+  private giveBack(refund: () => Promise<unknown>, tries = GIVE_BACK_TRIES): void {
+    const failed = (error: unknown) => {
+      if (tries > 1 && (error as Error | undefined)?.name === 'RateLimitDeadlineError') {
+        this.giveBack(refund, tries - 1);
+        return;
+      }
+      try {
+        this.options.onError?.(error instanceof Error ? error : new Error(String(error)), 'refund');
+      } catch {
+        // A throwing hook has no caller to tell here.
+      }
+    };
+    try {
+      refund().catch(failed);
+    } catch (error) {
+      failed(error);
+    }
   }
 
   /** Decides by the strictest failure policy among the request's rules (worked out only when it is needed). */
@@ -185,6 +252,12 @@ function mark<T>(result: T, policy: FailurePolicy): T {
 function isCallerError(error: unknown): boolean {
   const name = (error as Error | undefined)?.name;
   return name === 'RateLimitCostError' || name === 'RateLimitConfigError';
+}
+
+/** The store did not answer within the timeout, or ran the call after its deadline (RedisStore): late, not failing. */
+function isLate(error: unknown): boolean {
+  const name = (error as Error | undefined)?.name;
+  return name === 'RateLimitTimeoutError' || name === 'RateLimitDeadlineError';
 }
 
 /** A `RateLimitDeadlineError` whose round trip was within the timeout (see RedisStore): the store is healthy. */

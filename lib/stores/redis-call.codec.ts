@@ -109,31 +109,57 @@ function lockoutArg(rule: RateLimitRule): number | string {
 /**
  * A script's reply to a batch (see lua/includes/driver.lua), per rule of a consume or peek call: an admission packed in
  * one integer >= 0, remaining × (window µs + 1) + reset after (µs); an admission that does not pack, [remaining, reset
- * after]; a refusal, three integers, -1 - remaining, reset after (µs), retry after (µs). Nothing for a refund.
+ * after]; a refusal, three integers, -1 - remaining, reset after (µs), retry after (µs). Nothing for a refund. As the
+ * script sends it, an integer of 2^52 or more in magnitude is its digits (a Buffer: replies are not decoded);
+ * `checkReply` turns those into numbers.
  */
 export type ScriptReply = (number | [remaining: number, resetAfterUs: number])[];
 
-/** Whether `reply` is what the script sends for `calls` (see `ScriptReply`), so that each call gets exactly its own numbers. */
+/**
+ * Whether `reply` is what the script sends for `calls` (see `ScriptReply`), so that each call gets exactly its own
+ * numbers. Integers sent as digits are replaced by their numbers, in place.
+ */
 export function checkReply(reply: unknown, calls: readonly ScriptCall[]): asserts reply is ScriptReply {
   let at = 0;
   let valid = Array.isArray(reply);
+  const elements = reply as unknown[];
   for (let c = 0; valid && c < calls.length; c++) {
     if (calls[c].op === 'refund') continue;
     for (let i = 0; valid && i < calls[c].rules.length; i++) {
-      const first = (reply as unknown[])[at];
+      const first = elements[at];
       if (Array.isArray(first)) {
-        valid = first.length === 2 && Number.isInteger(first[0]) && Number.isInteger(first[1]);
+        valid = first.length === 2 && wholeAt(first, 0) && wholeAt(first, 1);
         at += 1;
         continue;
       }
-      const width = (first as number) >= 0 ? 1 : 3;
-      for (let j = 0; j < width; j++) valid &&= Number.isInteger((reply as unknown[])[at + j]);
+      valid = wholeAt(elements, at);
+      const width = (elements[at] as number) >= 0 ? 1 : 3;
+      for (let j = 1; j < width; j++) valid &&= wholeAt(elements, at + j);
       at += width;
     }
   }
-  if (!valid || (reply as unknown[]).length !== at) {
+  if (!valid || elements.length !== at) {
     throw new Error(`Unexpected reply from the rate-limit script: ${JSON.stringify(reply)} (expected per rule of ${calls.length} call(s) an integer, a pair or three integers)`);
   }
+}
+
+/** An integer the script sends as its digits: of 2^52 or more in magnitude, below 2^53 (see lua/includes/driver.lua). */
+const DIGITS = /^-?\d{1,16}$/;
+
+/**
+ * Whether `list[i]` is an integer: a number, or the digits of one (a Buffer, or a string from a client that decodes
+ * replies), which is replaced by its number. Number() of up to 16 digits is exact below 2^53.
+ */
+function wholeAt(list: unknown[], i: number): boolean {
+  const value = list[i];
+  if (Number.isInteger(value)) return true;
+  if (!(Buffer.isBuffer(value) || typeof value === 'string')) return false;
+  const digits = value.toString();
+  if (!DIGITS.test(digits)) return false;
+  const n = Number(digits);
+  if (!Number.isSafeInteger(n)) return false;
+  list[i] = n;
+  return true;
 }
 
 /** Reads a checked reply (see `checkReply`) call by call, in the order of the batch's calls. */

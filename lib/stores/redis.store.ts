@@ -25,8 +25,9 @@ export interface RedisStoreOptions {
   clock?: Clock;
   /**
    * How long a caller waits for a decision, in ms. Each command then carries a deadline that far ahead, in
-   * Redis's clock, and a command executed after it (the caller gave up: Redis stalled, the network queued it)
-   * writes nothing and fails with `RateLimitDeadlineError`. Ignored with `clock`. @default none
+   * Redis's clock (measured with `TIME` when the store is made; until then, the app's clock with 250 ms for the
+   * clocks' difference), and a command executed after it (the caller gave up: Redis stalled, the network queued
+   * it) writes nothing and fails with `RateLimitDeadlineError`. Ignored with `clock`. @default none
    */
   timeoutMs?: number;
   /**
@@ -34,8 +35,8 @@ export interface RedisStoreOptions {
    * which decides them in order, each exactly as if sent alone; a lone call goes out at once. `false` sends one
    * script call per decision (on a `Redis` client, those made in one turn share one socket write, as with ioredis's
    * auto-pipelining): for a Redis shared with latency-critical commands, which a script call deciding
-   * `maxBatch` calls (about 1 µs each, more for sliding-log rules with large costs) holds back. `true` is the
-   * default. @default { maxBatch: 64 }
+   * `maxBatch` calls (about 1 µs each; sliding-log calls of large cost about 1.2 µs per entry, at most 256 entries
+   * a batch, see MAX_BATCH_ENTRIES) holds back. `true` is the default. @default { maxBatch: 64 }
    */
   coalesce?: boolean | CoalesceOptions;
 }
@@ -102,6 +103,8 @@ export class RedisStore implements RateLimitStore {
     }
     this.timeoutMs = options.clock ? undefined : options.timeoutMs;
     this.redisClock = new RedisClockOffset(client);
+    // Measured now, so that the first decisions carry a deadline in Redis's clock (until then, one in ours).
+    if (this.timeoutMs !== undefined) this.redisClock.start();
     const scripts = Object.values(ALGORITHM_DEFINITIONS).map((d) => d.script);
     for (const script of scripts) this.scripts.set(script, luaScript(loadScript(script)));
     const combined = loadCombinedScript(scripts);
@@ -182,8 +185,17 @@ export class RedisStore implements RateLimitStore {
     return op === 'refund' ? undefined : new ReplyReader(reply).decisions(rules);
   }
 
-  /** Sends a batch the batcher closed: as one script call, or on a Cluster one per node. */
+  /**
+   * Sends a batch the batcher closed: as one script call, or on a Cluster one per node. Not if its deadline has passed
+   * already (it waited behind heavy batches, see RedisCallBatcher): Redis would only refuse it.
+   */
   private dispatch(calls: PendingCall[], landed: () => void): void {
+    if (this.timeoutMs !== undefined && Date.now() - calls[0].madeAt >= this.timeoutMs) {
+      landed();
+      const error = new RateLimitDeadlineError({ message: 'The rate-limit command was not sent: its deadline passed while it waited for earlier ones; nothing was recorded' });
+      for (const call of calls) call.reject(error);
+      return;
+    }
     if (this.client.isCluster && calls.length > 1) void this.dispatchByNode(calls).finally(landed);
     else void this.settle(calls, () => this.callInTime(calls, calls[0].madeAt), landed);
   }

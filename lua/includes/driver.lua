@@ -29,13 +29,20 @@
   Reply: to a batch, per consume or peek call, per rule:
     admitted   one integer, remaining × (window µs + 1) + reset after (µs), when reset after is from 0 to the rule's
                window (it is for every algorithm but a GCRA whose burst is past its rate, and a sliding log on a
-               clock that stepped back) and the integer is below 2^53; else a list of two, { remaining, reset after
+               clock that stepped back) and the integer is below 2^52; else a list of two, { remaining, reset after
                (µs) }
     refused    three integers, -1 - remaining, reset after (µs) and retry after (µs; -1 = never)
   The caller tells them apart by the first element's sign or type (an admitted decision's retry after is 0: not sent),
   and rounds the waits up to ms: every algorithm's waits are whole µs, and the rounding cost Redis about 800
   instructions a decision. Nothing for a refund. To a lone call in the short form whose admission packs into one
   integer: that integer, not a list of it.
+  An integer of 2^52 or more in magnitude (a remaining, or -1 - remaining, under a limit past 2^52: a sliding window
+  allows limits up to 2^53 - 1) is sent as its digits, a bulk string, which the caller reads back exactly. A client
+  may decode a bare integer inexactly near 2^53: ioredis 6 reads one digit by digit as n × 10 + byte - 48, whose
+  intermediate n × 10 + byte rounds within 58 of 2^53 (a limit of 2^53 - 1 reported a remaining one too high).
+  Below 2^52 a client that accumulates the digits in a double, in whatever order it adds the byte, is exact. The
+  waits stay far below it: windows and lockouts are at most 366 days (3.2e13 µs), and a token bucket's or a GCRA's
+  wait at most MAX_EXACT_UNITS µs (3.0e15, lib/algorithms/exact-instant.ts).
   { -1 }: the batch reached Redis after its deadline, nothing was written.
   { -2 }: a key of the last m arguments is not served by this node (a slot moved), nothing was written.
 ]]
@@ -57,8 +64,9 @@ end
 
 -- Sized for one admitted decision, a lone call's usual reply (a refund's empty reply is made at the end).
 local reply, n = { 0 }, 0
--- 2^53: a packed admission must stay below it to be exact as a double, in Lua and in the app.
-local EXACT = 9007199254740992
+-- 2^52: the largest magnitude a reply carries as a bare integer, every client decoding it exactly (see the reply
+-- above); past it a remaining goes as its digits. A packed admission stays below it too.
+local BARE = 4503599627370496
 
 -- A consume's or peek's decision under a rule of `window` µs (see the reply above). An admission is one integer where
 -- that is exact: Redis converts each element of a reply, and ioredis decodes each, at a cost that hardly depends on
@@ -72,15 +80,22 @@ local function push(window, allowed, remaining, reset, retry)
     n = n + 1
     if reset <= window and reset >= 0 then
       local packed = remaining * (window + 1) + reset
-      if packed < EXACT then
+      if packed < BARE then
         reply[n] = packed
         return
       end
     end
+    if remaining >= BARE then
+      remaining = int(remaining)
+    end
     reply[n] = { remaining, reset }
     return
   end
-  reply[n + 1] = -1 - remaining
+  local first = -1 - remaining
+  if first <= -BARE then
+    first = int(first)
+  end
+  reply[n + 1] = first
   reply[n + 2] = reset
   reply[n + 3] = retry < 0 and -1 or retry
   n = n + 3
@@ -133,7 +148,7 @@ if op == 'c' or op == 'p' or op == 'r' then
   -- here, not by calling push: a Lua call was about 900 instructions of a lone fixed-window call's 68,000. Anything
   -- else (a refusal, a pair, a remaining below 0 to clamp) goes through push.
   local packed = allowed and remaining >= 0 and reset >= 0 and reset <= r.window and remaining * (r.window + 1) + reset
-  if packed and packed < EXACT then
+  if packed and packed < BARE then
     return packed
   end
   push(r.window, allowed, remaining, reset, retry)
@@ -377,7 +392,7 @@ for i = 6, 5 + call_args do
       -- An admission that packs, packed as push does, without the call to push: -2.8% of a batched fixed-window
       -- decision and -2.2% of a token-bucket one (callgrind, 22,601 -> 21,968 and 33,707 -> 32,975 Redis instructions).
       local packed = allowed and remaining >= 0 and reset >= 0 and reset <= window and remaining * base + reset
-      if packed and packed < EXACT then
+      if packed and packed < BARE then
         n = n + 1
         reply[n] = packed
       else
