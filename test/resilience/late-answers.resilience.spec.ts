@@ -70,6 +70,8 @@ describe('answers the primary gives after the failure policy decided', () => {
       onError: (error) => errors.push(error.name),
     });
     await store.consume('warm', rule);
+    // Only the call below is under test: a warm-up that a loaded machine made late is not.
+    errors.length = 0;
     redis.process!.kill('SIGSTOP');
     expect((await store.consume('k', rule)).degraded).toBe('memory');
     await sleep(3 * TIMEOUT_MS);
