@@ -44,7 +44,7 @@ export { CircuitBreaker, type CircuitBreakerOptions, type CircuitState } from '.
 export { LocalBlockCache } from './resilience/local-block.cache.js';
 export type { RateLimitMetrics, RateLimitMetricsOptions } from './observability/rate-limit.metrics.js';
 export type { RejectionAudit, RejectionAuditOptions, RejectionRecord } from './observability/rejection.audit.js';
-export { safeClientOptions } from './stores/store.factory.js';
+export { safeClientOptions } from './stores/redis/clients/ioredis.factory.js';
 export type { RuleOutcome } from './http/rate-limit.headers.js';
 
 export { defineRule, maxCost } from './config/define-rule.js';

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { RedisClientPort } from './redis/clients/redis-client.port.js';
 
 // How often the estimate of Redis's clock against ours is refreshed.
 const CLOCK_SYNC_MS = 60_000;
@@ -16,7 +16,7 @@ export class RedisClockOffset {
   /** When (performance.now()) the measurement in `syncing` started. */
   private syncStartedAt = -Infinity;
 
-  constructor(private readonly client: Redis | Cluster) {}
+  constructor(private readonly port: RedisClientPort) {}
 
   /** The deadline ARGV: `since` + `waitMs` (ms, our clock) in Redis's µs, once that clock has been measured; '' before. */
   deadline(waitMs: number | undefined, since: number): number | '' {
@@ -42,7 +42,7 @@ export class RedisClockOffset {
   private async sync(): Promise<void> {
     try {
       const before = Date.now();
-      const [seconds, micros] = await this.client.time();
+      const [seconds, micros] = await this.port.time();
       const after = Date.now();
       const redisUs = Number(seconds) * 1_000_000 + Number(micros);
       // Erring late by the round trip's half only lets a command through that the caller may have just given up on.
