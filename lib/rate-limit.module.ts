@@ -140,6 +140,11 @@ export class RateLimitModule extends ConfigurableModuleClass implements OnApplic
     const { client, owned, connectionErrors, description } = this.handle;
     logger.log(`Rate limits are kept in ${description}`);
     if (!client) return;
+    // A client passed in is the app's: the module neither opens nor closes it. One never opened (node-redis needs
+    // `await client.connect()`) or already closed would leave every decision to the failure policy, silently.
+    if (!owned && !client.isOpen) {
+      throw new RateLimitConfigError('store', `a ${client.library} client that is not open`, `a client that is connected when the application starts: call \`await client.connect()\` first (the module never opens or closes a client it is given)`);
+    }
     const store = this.store;
     // A reconnected client is the best sign Redis is back: probe at once rather than at the end of the interval.
     // With the circuit open, the return is said when the probe closes it; with it closed, now.
