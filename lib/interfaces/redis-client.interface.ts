@@ -50,5 +50,29 @@ export interface NodeRedisSentinelLike {
   sendCommand(isReadonly: boolean | undefined, args: ReadonlyArray<RedisArg>, options?: NodeRedisCommandOptions): Promise<unknown>;
 }
 
+
+
+/** A route of a Valkey GLIDE cluster command (only the ones the module uses). */
+export type GlideRoute = { type: 'primarySlotKey'; key: string } | { type: 'routeByAddress'; host: string; port?: number } | 'randomNode' | 'allPrimaries';
+
+/** Valkey GLIDE (`@valkey/valkey-glide`): a `GlideClient`. */
+export interface GlideClientLike {
+  customCommand(args: RedisArg[], options?: { decoder?: number }): Promise<unknown>;
+  close(errorMessage?: string): void;
+}
+
+/** Valkey GLIDE (`@valkey/valkey-glide`): a `GlideClusterClient`. */
+export interface GlideClusterClientLike {
+  customCommand(args: RedisArg[], options?: { route?: GlideRoute; decoder?: number }): Promise<unknown>;
+  close(errorMessage?: string): void;
+}
+
 /** A client of a supported library, as the user made it (see the README's "Redis clients" table). */
-export type RedisClientLike = IoRedisClientLike | IoRedisClusterLike | NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSentinelLike;
+export type RedisClientLike =
+  | IoRedisClientLike
+  | IoRedisClusterLike
+  | NodeRedisClientLike
+  | NodeRedisClusterLike
+  | NodeRedisSentinelLike
+  | GlideClientLike
+  | GlideClusterClientLike;

@@ -69,7 +69,7 @@ export function createStore(option: RateLimitModuleOptions['store'], settings: R
 
 /** The settings of a client passed in that let a command run after the app gave up on it, or twice: said once, at start-up. */
 function warnAboutUnsafeSettings(port: RedisClientPort, timeoutMs: number): void {
-  const { problems, risk } = port.unsafeSettings();
+  const { problems, risk } = port.unsafeSettings(timeoutMs);
   if (problems.length === 0) return;
   new Logger('RateLimit').warn(
     `The ${port.library} client passed as "store" has ${problems.join('; ')}. Decisions still give up after ${timeoutMs} ms and the scripts ignore commands past their deadline, but ${risk}.`,

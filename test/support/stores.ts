@@ -19,7 +19,7 @@ export interface StoreUnderTest {
  * through a client of another library (see redis-clients.ts).
  */
 export type StoreKind = 'memory' | 'redis' | 'cluster' | `redis via ${ClientLibrary}` | `cluster via ${ClientLibrary}`;
-export const STORE_KINDS: StoreKind[] = ['memory', 'redis', 'cluster', ...CLIENT_LIBRARIES.map((l) => `redis via ${l}` as const), 'cluster via node-redis 6'];
+export const STORE_KINDS: StoreKind[] = ['memory', 'redis', 'cluster', ...CLIENT_LIBRARIES.map((l) => `redis via ${l}` as const), 'cluster via node-redis 6', 'cluster via GLIDE'];
 
 /** The client library of a kind that names one, else undefined (ioredis, or memory). */
 function libraryOf(kind: StoreKind): ClientLibrary | undefined {

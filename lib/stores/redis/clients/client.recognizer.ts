@@ -1,11 +1,13 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { NodeRedisClientLike, NodeRedisClusterLike, NodeRedisSentinelLike } from '../../../interfaces/redis-client.interface.js';
+import type { GlideClientLike, GlideClusterClientLike } from '../../../interfaces/redis-client.interface.js';
+import { GlideAdapter } from './glide.adapter.js';
 import { IoRedisAdapter } from './ioredis.adapter.js';
 import { NodeRedisAdapter } from './node-redis.adapter.js';
 import type { RedisClientPort } from './redis-client.port.js';
 
 /** What `store` accepts as a client, for messages. */
-export const SUPPORTED_CLIENTS = 'an ioredis 5/6 or iovalkey Redis or Cluster, a node-redis 5/6 client, cluster or sentinel';
+export const SUPPORTED_CLIENTS = 'an ioredis 5/6 or iovalkey Redis or Cluster, a node-redis 5/6 client, cluster or sentinel, a Valkey GLIDE 2 GlideClient or GlideClusterClient';
 
 type Members = Record<string, unknown>;
 
@@ -26,6 +28,11 @@ export function recognizeClient(value: object): RedisClientPort | undefined {
     if (typeof v.execute === 'function' && 'idleClients' in v) return undefined;
     return new NodeRedisAdapter(value as unknown as NodeRedisClientLike, 'client');
   }
+  if (typeof v.customCommand === 'function' && typeof v.invokeScript === 'function') {
+    // invokeScriptWithRoute exists on the cluster client only.
+    if (typeof v.invokeScriptWithRoute === 'function') return new GlideAdapter(value as unknown as GlideClusterClientLike, 'cluster');
+    return new GlideAdapter(value as unknown as GlideClientLike, 'client');
+  }
   return undefined;
 }
 
@@ -38,7 +45,6 @@ export function describeUnsupported(value: object): string {
   if (typeof v.sendCommand === 'function' && typeof v.execute === 'function') return 'a node-redis client pool (createClientPool)';
   if (typeof v.sendCommand === 'function' && 'isOpen' in v) return 'a node-redis client of an unsupported version';
   if (typeof v.evalsha === 'function' || typeof v.defineCommand === 'function') return 'an ioredis-like client of an unsupported version';
-  if (typeof v.customCommand === 'function' && typeof v.invokeScript === 'function') return 'a Valkey GLIDE client (not supported yet)';
   const name = (value as { constructor?: { name?: string } }).constructor?.name;
   return name && name !== 'Object' ? `an object of class ${name}` : 'an object';
 }

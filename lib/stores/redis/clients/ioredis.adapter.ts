@@ -71,7 +71,7 @@ export class IoRedisAdapter implements RedisClientPort {
     await this.client.quit().catch(() => this.client.disconnect());
   }
 
-  unsafeSettings(): { problems: string[]; risk: string } {
+  unsafeSettings(_timeoutMs?: number): { problems: string[]; risk: string } {
     return { problems: unsafeIoRedisSettings(this.client), risk: 'a resent command can count twice; see safeClientOptions()' };
   }
 

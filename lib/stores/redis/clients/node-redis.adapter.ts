@@ -127,7 +127,7 @@ export class NodeRedisAdapter implements RedisClientPort {
     else await this.internals.close?.();
   }
 
-  unsafeSettings(): { problems: string[]; risk: string } {
+  unsafeSettings(_timeoutMs?: number): { problems: string[]; risk: string } {
     // node-redis never resends a command in flight (a lost reply rejects), and a per-command timeout does not
     // apply once the command is written: the deadline each script carries is what bounds it.
     const problems = this.internals.options?.disableOfflineQueue === true ? [] : ['disableOfflineQueue is not set (commands queue while disconnected, without limit, and run when it reconnects)'];

@@ -46,9 +46,9 @@ export interface RedisClientPort {
   close(now?: boolean): Promise<void>;
   /**
    * The client's own settings that let a command run after the app gave up on it, or twice (each named with its
-   * value), and what that risks; said once at start-up for a client passed in.
+   * value), and what that risks, for decisions bounded by `timeoutMs`; said once at start-up for a client passed in.
    */
-  unsafeSettings(): { problems: string[]; risk: string };
+  unsafeSettings(timeoutMs: number): { problems: string[]; risk: string };
   /** Where the client connects, for messages: host, port and database, never a password. */
   describe(): string;
 }
