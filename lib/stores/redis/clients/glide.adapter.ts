@@ -1,5 +1,7 @@
 import type { GlideClientLike, GlideClusterClientLike, GlideRoute, RedisArg } from '../../../interfaces/redis-client.interface.js';
 import { isNoScript, type LuaScript } from '../../redis-script.call.js';
+import calculateSlot from 'cluster-key-slot';
+import { LoadedScripts } from './loaded-scripts.js';
 import type { RedisClientPort, WriteCorker } from './redis-client.port.js';
 
 /** GLIDE's `Decoder.String` (its enum's value): replies as strings whatever `defaultDecoder` the client has. */
@@ -16,8 +18,9 @@ interface GlideInternals {
 
 /**
  * Valkey GLIDE (`@valkey/valkey-glide`): `GlideClient` and `GlideClusterClient`, through `customCommand`. A script
- * goes as EVAL the first time this adapter sends it, as EVALSHA after, and as EVAL again after a NOSCRIPT (GLIDE
- * words it "NoScriptError"): the first decisions need no NOSCRIPT round trip, which GLIDE would also log as a WARN.
+ * goes as EVAL the first time this adapter sends it to the server (on a Cluster, to a slot: GLIDE shows no slot
+ * table), as EVALSHA after, and as EVAL again after a NOSCRIPT (GLIDE words it "NoScriptError"): the first
+ * decisions need no NOSCRIPT round trip, which GLIDE would also log as a WARN.
  * On a Cluster each command is routed to the primary of its first key's slot (`primarySlotKey`; `primarySlotId`
  * routes to the wrong node in GLIDE 2.5). GLIDE exposes no slot table, so `nodeOf` knows no node: a coalesced
  * batch is sent one call per script call, each routed by its key.
@@ -25,8 +28,7 @@ interface GlideInternals {
 export class GlideAdapter implements RedisClientPort {
   readonly library = 'GLIDE';
   readonly isCluster: boolean;
-  /** Scripts this adapter has sent as EVAL: their SHA is tried first since. */
-  private readonly sent = new Set<string>();
+  private readonly loaded = new LoadedScripts();
 
   constructor(readonly client: GlideClientLike | GlideClusterClientLike, kind: 'client' | 'cluster') {
     this.isCluster = kind === 'cluster';
@@ -42,18 +44,20 @@ export class GlideAdapter implements RedisClientPort {
 
   async runScript<Reply>(script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<Reply> {
     const args = new Array<string>(3 + keys.length + argv.length);
-    const evalFirst = !this.sent.has(script.sha);
+    const place = this.isCluster && keys.length > 0 ? String(calculateSlot(keys[0])) : '';
+    const evalFirst = !this.loaded.knownOrMark(place, script.sha);
     args[0] = evalFirst ? 'EVAL' : 'EVALSHA';
     args[1] = evalFirst ? script.source : script.sha;
     args[2] = String(keys.length);
     for (let i = 0; i < keys.length; i++) args[3 + i] = keys[i];
     for (let i = 0; i < argv.length; i++) args[3 + keys.length + i] = String(argv[i]);
-    this.sent.add(script.sha);
     try {
       return (await this.send(keys[0], args)) as Reply;
     } catch (error) {
       if (evalFirst || !isNoScript(error)) throw error;
       // NOSCRIPT: the script did not run; its source goes to the same node (routed by the same key).
+      this.loaded.forget(place);
+      this.loaded.knownOrMark(place, script.sha);
       args[0] = 'EVAL';
       args[1] = script.source;
       return (await this.send(keys[0], args)) as Reply;

@@ -1,5 +1,7 @@
 import type { NodeRedisClientLike, NodeRedisClusterLike, NodeRedisCommandOptions, NodeRedisSentinelLike, RedisArg } from '../../../interfaces/redis-client.interface.js';
 import { isNoScript, type LuaScript } from '../../redis-script.call.js';
+import calculateSlot from 'cluster-key-slot';
+import { LoadedScripts } from './loaded-scripts.js';
 import type { RedisClientPort, WriteCorker } from './redis-client.port.js';
 
 /**
@@ -24,14 +26,16 @@ type Kind = 'client' | 'cluster' | 'sentinel';
 
 /**
  * node-redis 5 and 6 (the `redis` package): `createClient()`, `createCluster()` and `createSentinel()`. Commands go
- * through `sendCommand` (node-redis pipelines those of one turn into one write by itself), EVALSHA first and
- * EVAL after a NOSCRIPT, on a Cluster routed by the script's first key, so the resend reaches the same node.
+ * through `sendCommand` (node-redis pipelines those of one turn into one write by itself): a script as EVAL the
+ * first time it goes to a server (node, on a Cluster), as EVALSHA after, and as EVAL again after a NOSCRIPT; on a
+ * Cluster routed by the script's first key, so the resend reaches the same node.
  * `sendCommand` does not apply node-redis 6's `keyPrefix`: the adapter puts it before each key, as `eval()` would.
  */
 export class NodeRedisAdapter implements RedisClientPort {
   readonly library = 'node-redis';
   readonly isCluster: boolean;
   private readonly prefix: string;
+  private readonly loaded = new LoadedScripts();
   private readonly send: (firstKey: string | undefined, args: RedisArg[]) => Promise<unknown>;
 
   constructor(
@@ -57,20 +61,31 @@ export class NodeRedisAdapter implements RedisClientPort {
   }
 
   async runScript<Reply>(script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<Reply> {
-    const args = new Array<string>(2 + keys.length + argv.length);
-    args[0] = script.sha;
-    args[1] = String(keys.length);
-    for (let i = 0; i < keys.length; i++) args[2 + i] = this.prefix + keys[i];
-    for (let i = 0; i < argv.length; i++) args[2 + keys.length + i] = String(argv[i]);
-    const firstKey = args[2];
+    const args = new Array<string>(3 + keys.length + argv.length);
+    args[2] = String(keys.length);
+    for (let i = 0; i < keys.length; i++) args[3 + i] = this.prefix + keys[i];
+    for (let i = 0; i < argv.length; i++) args[3 + keys.length + i] = String(argv[i]);
+    const firstKey = args[3];
+    const place = this.placeOf(firstKey);
+    const known = this.loaded.knownOrMark(place, script.sha);
+    args[0] = known ? 'EVALSHA' : 'EVAL';
+    args[1] = known ? script.sha : script.source;
     try {
-      return (await this.send(firstKey, ['EVALSHA', ...args])) as Reply;
+      return (await this.send(firstKey, args)) as Reply;
     } catch (error) {
-      if (!isNoScript(error)) throw error;
+      if (!known || !isNoScript(error)) throw error;
       // NOSCRIPT: the script did not run; its source goes to the same node (routed by the same key).
-      args[0] = script.source;
-      return (await this.send(firstKey, ['EVAL', ...args])) as Reply;
+      this.loaded.forget(place);
+      this.loaded.knownOrMark(place, script.sha);
+      args[0] = 'EVAL';
+      args[1] = script.source;
+      return (await this.send(firstKey, args)) as Reply;
     }
+  }
+
+  /** Where a command on `firstKey` runs: its node on a Cluster ('' while the slot table is not loaded), else ''. */
+  private placeOf(firstKey: string | undefined): string {
+    return this.isCluster && firstKey !== undefined ? (this.nodeOf(calculateSlot(firstKey)) ?? '') : '';
   }
 
   async time(): Promise<[string, string]> {
