@@ -30,7 +30,8 @@ export interface StoreHandle {
 export function createStore(option: RateLimitModuleOptions['store'], settings: RateLimitSettings): StoreHandle {
   const { keyPrefix, clock, timeoutMs, coalesce } = settings;
   const redisStore = (client: RedisClientPort, owned: boolean, description: string): StoreHandle => ({
-    store: new RedisStore(client, { keyPrefix, clock, timeoutMs, coalesce }),
+    // The client itself, not its adapter: `RedisStore.client` is the app's client, as before.
+    store: new RedisStore(client.client, { keyPrefix, clock, timeoutMs, coalesce }),
     client,
     owned,
     connectionErrors: owned ? new RedisConnectionErrors(client) : undefined,

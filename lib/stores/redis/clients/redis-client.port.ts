@@ -1,3 +1,4 @@
+import type { RedisClientLike } from '../../../interfaces/redis-client.interface.js';
 import type { LuaScript } from '../../redis-script.call.js';
 
 /** What a Redis client is asked before each script call when coalescing is off (ioredis corks its socket). */
@@ -12,7 +13,9 @@ export interface WriteCorker {
  * recovery live above it, in RedisStore, the same for every client.
  */
 export interface RedisClientPort {
-  /** The client's library, for messages: "ioredis", "iovalkey", "node-redis". */
+  /** The client of the library, as the app made it. */
+  readonly client: RedisClientLike;
+  /** The client's library, for messages: "ioredis", "iovalkey", "node-redis", "GLIDE". */
   readonly library: string;
   /** Whether the client is a Cluster client (keys of one script call must then share a slot). */
   readonly isCluster: boolean;
