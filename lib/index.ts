@@ -2,6 +2,7 @@ export type { Decision, MultiDecision } from './interfaces/decision.interface.js
 export type { Clock } from './interfaces/clock.interface.js';
 export type { Duration, EscalatingLockoutOptions, FailurePolicy, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions, WindowAlgorithm } from './interfaces/rule.interface.js';
 export type { RateLimitStore, RuleKey } from './interfaces/store.interface.js';
+export type { IoRedisClientLike, IoRedisClusterLike, NodeRedisClientLike, NodeRedisClusterLike, NodeRedisSentinelLike, RedisClientLike } from './interfaces/redis-client.interface.js';
 export type {
   RateLimitClusterOptions,
   RateLimitConfigReader,
@@ -44,7 +45,7 @@ export { CircuitBreaker, type CircuitBreakerOptions, type CircuitState } from '.
 export { LocalBlockCache } from './resilience/local-block.cache.js';
 export type { RateLimitMetrics, RateLimitMetricsOptions } from './observability/rate-limit.metrics.js';
 export type { RejectionAudit, RejectionAuditOptions, RejectionRecord } from './observability/rejection.audit.js';
-export { safeClientOptions } from './stores/store.factory.js';
+export { safeClientOptions } from './stores/redis/clients/ioredis.factory.js';
 export type { RuleOutcome } from './http/rate-limit.headers.js';
 
 export { defineRule, maxCost } from './config/define-rule.js';

@@ -19,7 +19,6 @@ import { RateLimitService } from './rate-limit.service.js';
 import type { CircuitState } from './resilience/circuit-breaker.js';
 import { ResilientStore } from './resilience/resilient.store.js';
 import { MemoryStore } from './stores/memory.store.js';
-import type { Redis } from 'ioredis';
 import type { RateLimitStore } from './interfaces/store.interface.js';
 import { isPermanentRedisError } from './stores/redis-connection.errors.js';
 import { createStore, type StoreHandle } from './stores/store.factory.js';
@@ -141,6 +140,11 @@ export class RateLimitModule extends ConfigurableModuleClass implements OnApplic
     const { client, owned, connectionErrors, description } = this.handle;
     logger.log(`Rate limits are kept in ${description}`);
     if (!client) return;
+    // A client passed in is the app's: the module neither opens nor closes it. One never opened (node-redis needs
+    // `await client.connect()`) or already closed would leave every decision to the failure policy, silently.
+    if (!owned && !client.isOpen) {
+      throw new RateLimitConfigError('store', `a ${client.library} client that is not open`, `a client that is connected when the application starts: call \`await client.connect()\` first (the module never opens or closes a client it is given)`);
+    }
     const store = this.store;
     // A reconnected client is the best sign Redis is back: probe at once rather than at the end of the interval.
     // With the circuit open, the return is said when the probe closes it; with it closed, now.
@@ -174,11 +178,11 @@ export class RateLimitModule extends ConfigurableModuleClass implements OnApplic
 
   private refusedForGood(client: NonNullable<StoreHandle['client']>, reason: Error): void {
     // A failed SELECT still ends 'ready', on database 0: that client must decide nothing.
-    if (!this.settings.startDegraded || client.status === 'ready') client.disconnect();
+    if (!this.settings.startDegraded || client.isReady) void client.close(true);
     if (!this.settings.startDegraded) {
       throw new RateLimitConfigError(
         'store',
-        describeClient(client),
+        client.describe(),
         `a Redis that accepts the connection; it answered "${reason.message}", which retrying cannot fix: correct the password, ACL or database, or set startDegraded: true to start on the failure policy`,
       );
     }
@@ -194,14 +198,6 @@ export class RateLimitModule extends ConfigurableModuleClass implements OnApplic
     const { client, owned } = this.handle;
     for (const [event, listener] of this.listeners.splice(0)) client?.off(event, listener);
     if (!client || !owned) return;
-    // quit() waits for replies in flight; a client that never connected can only be disconnected.
-    await client.quit().catch(() => client.disconnect());
+    await client.close();
   }
-}
-
-/** Where the client connects, for messages: host, port and database (never the password). */
-function describeClient(client: NonNullable<StoreHandle['client']>): string {
-  if (client.isCluster) return 'a Redis Cluster';
-  const { host, port, db, sentinels, name } = (client as Redis).options;
-  return sentinels ? `Sentinel master "${name}", database ${db ?? 0}` : `${host}:${port}, database ${db ?? 0}`;
 }

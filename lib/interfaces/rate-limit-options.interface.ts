@@ -1,5 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
-import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import type { ClusterNode, ClusterOptions, RedisOptions } from '../stores/redis/clients/ioredis.options.js';
+import type { RedisClientLike } from './redis-client.interface.js';
 import type { CircuitBreakerOptions } from '../resilience/circuit-breaker.js';
 import type { RateLimitMetricsOptions } from '../observability/rate-limit.metrics.js';
 import type { RejectionAuditOptions } from '../observability/rejection.audit.js';
@@ -117,13 +118,15 @@ export interface RateLimitRulesConfig {
 
 export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   /**
-   * Where limits are decided: an ioredis `Redis` or `Cluster` (left open on shutdown); ioredis options (Sentinel
-   * included), a `redis://` URL or `{ cluster: nodes }` (a client the module creates with `safeClientOptions`,
-   * connects at bootstrap and closes); `'memory'`; or any `RateLimitStore` (used as given: `keyPrefix` and `clock`
-   * do not apply to it).
+   * Where limits are decided: a client the app already has, left open on shutdown (an ioredis 5/6 or iovalkey
+   * `Redis` or `Cluster`; a node-redis 5/6 `createClient()`, `createCluster()` or `createSentinel()`, connected
+   * before the app starts); ioredis options (Sentinel included), a `redis://` URL or `{ cluster: nodes }` (an ioredis
+   * client the module creates with `safeClientOptions`, connects at bootstrap and closes); `'memory'`; or any
+   * `RateLimitStore` (used as given: `keyPrefix` and `clock` do not apply to it). Any other object is refused at
+   * start-up.
    * @default 'memory'
    */
-  store?: 'memory' | string | Redis | Cluster | RedisOptions | RateLimitClusterOptions | RateLimitStore;
+  store?: 'memory' | string | RedisClientLike | RedisOptions | RateLimitClusterOptions | RateLimitStore;
   /** Prefix of every key the store writes: `<prefix>:<rule>:<tag>:{<tracker>}` (see keys/key.builder.ts). @default 'rl' */
   keyPrefix?: string;
   /** Rate-limit headers on every guarded HTTP response. @default 'draft' */

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { RedisClientPort } from '../stores/redis/clients/redis-client.port.js';
 
 export interface RejectionAuditOptions {
   /** Stream key. @default '<keyPrefix>:audit' */
@@ -23,7 +23,7 @@ export interface RejectionRecord {
  */
 export class RejectionAudit {
   constructor(
-    private readonly client: Redis | Cluster,
+    private readonly client: RedisClientPort,
     private readonly streamKey: string,
     private readonly maxLen: number,
     private readonly onError: (error: Error) => void,
@@ -33,6 +33,6 @@ export class RejectionAudit {
     const fields = ['rule', entry.rule, 'key', entry.key, 'retryAfterMs', String(entry.retryAfterMs)];
     if (entry.degraded) fields.push('degraded', entry.degraded);
     if (entry.shadow) fields.push('shadow', 'true');
-    this.client.xadd(this.streamKey, 'MAXLEN', '~', String(this.maxLen), '*', ...fields).catch((error: Error) => this.onError(error));
+    this.client.xadd(this.streamKey, ['MAXLEN', '~', String(this.maxLen), '*', ...fields]).catch((error: Error) => this.onError(error));
   }
 }

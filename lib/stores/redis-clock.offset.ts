@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { RedisClientPort } from './redis/clients/redis-client.port.js';
 
 // How often the estimate of Redis's clock against ours is refreshed.
 const CLOCK_SYNC_MS = 60_000;
@@ -32,14 +32,14 @@ export class RedisClockOffset {
   /** Measure on the next call, however recent the last measurement. */
   private stale = false;
 
-  constructor(private readonly client: Redis | Cluster) {}
+  constructor(private readonly port: RedisClientPort) {}
 
   /**
    * Measures now, unless the client is not connected yet and connects only when asked (`lazyConnect`): a command
    * would open its connection. Then the first call measures.
    */
   start(): void {
-    if (this.client.status !== 'wait') void this.measure();
+    if (!this.port.connectsOnFirstCommand) void this.measure();
   }
 
   /**
@@ -71,7 +71,7 @@ export class RedisClockOffset {
   private async sync(): Promise<void> {
     try {
       const before = Date.now();
-      const [seconds, micros] = await this.client.time();
+      const [seconds, micros] = await this.port.time();
       const after = Date.now();
       const rttMs = after - before;
       // Erring late by up to the round trip keeps a prompt command from being refused, but lets one through that is

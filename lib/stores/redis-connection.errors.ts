@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { RedisClientPort } from './redis/clients/redis-client.port.js';
 
 /** Replies that retrying cannot fix: credentials, ACL permissions, a database index the server does not have. */
 const PERMANENT = /^(WRONGPASS|NOAUTH|NOPERM)\b|ERR DB index is out of range|invalid password|invalid username-password/i;
@@ -21,7 +21,7 @@ export class RedisConnectionErrors {
   /** Errors reported since `collect()`; undefined when not collecting. */
   private collected?: Error[];
 
-  constructor(client: Redis | Cluster) {
+  constructor(client: RedisClientPort) {
     const record = (error: Error) => {
       this.last = error;
       this.collected?.push(error);

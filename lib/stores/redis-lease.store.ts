@@ -1,11 +1,13 @@
-import type { Cluster, Redis } from 'ioredis';
 import type { Clock } from '../interfaces/clock.interface.js';
 import type { LeaseDecision, LeaseHandle, LeaseStore } from '../interfaces/lease-store.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import { leaseKey } from '../keys/key.builder.js';
 import { checkLeaseCall, newLeaseId } from './lease.check.js';
 import { loadScript } from './lua-script.loader.js';
-import { callScript, luaScript, type LuaScript } from './redis-script.call.js';
+import type { RedisClientLike } from '../interfaces/redis-client.interface.js';
+import { luaScript, type LuaScript } from './redis-script.call.js';
+import { clientPort } from './redis/clients/client.recognizer.js';
+import type { RedisClientPort } from './redis/clients/redis-client.port.js';
 
 export interface RedisLeaseStoreOptions {
   /** Prefix of every key: `<prefix>:<rule>:cc:{<tracker>}`. Must not contain `{` or `}`. @default 'rl' */
@@ -22,11 +24,13 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly prefix: string;
   private readonly clock?: Clock;
   private readonly script: LuaScript;
+  private readonly port: RedisClientPort;
 
   constructor(
-    readonly client: Redis | Cluster,
+    readonly client: RedisClientLike | RedisClientPort,
     options: RedisLeaseStoreOptions = {},
   ) {
+    this.port = clientPort(client, 'RedisLeaseStore client');
     this.prefix = options.keyPrefix ?? 'rl';
     if (/[{}]/.test(this.prefix)) {
       throw new RangeError(`Invalid Redis lease store option "keyPrefix": ${JSON.stringify(this.prefix)} (expected no "{" or "}": they would set the cluster hash tag)`);
@@ -57,6 +61,6 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   private send(setKey: string, op: string, id: string, limit: number, leaseMs: number): Promise<number[]> {
-    return callScript(this.client, this.script, [setKey], [this.clock ? Math.floor(this.clock() * 1000) : '', op, id, limit, leaseMs]);
+    return this.port.runScript(this.script, [setKey], [this.clock ? Math.floor(this.clock() * 1000) : '', op, id, limit, leaseMs]);
   }
 }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { Command, type Cluster, type Redis } from 'ioredis';
 
 /** A Lua script as this package sends it: the source for EVAL, its SHA-1 for EVALSHA. */
 export interface LuaScript {
@@ -11,79 +10,7 @@ export function luaScript(source: string): LuaScript {
   return { source, sha: createHash('sha1').update(source).digest('hex') };
 }
 
-/** Per connection (its socket), the SHAs of the scripts it has sent as EVAL: its server has them since. */
-const LOADED = new WeakMap<object, Set<string>>();
-
-/**
- * A script call whose argument list is sent as it is given. ioredis's Command flattens the list it is given
- * (Array.prototype.flat: about 12 µs for the 140 arguments of a batch of 64 fixed-window calls, a tenth of the app's
- * time per decision at 200 in flight), and a script registered with defineCommand copies it twice more before that.
- * Like such a script, it goes as EVAL the first time it is written to a connection, and as EVALSHA after: an app's
- * first decisions on a connection need no NOSCRIPT round trip. The reply is not converted from buffers to strings:
- * the scripts reply integers.
- */
-class ScriptCommand extends Command {
-  /** The connection it was written to (the last one, after a Cluster redirection). */
-  socket?: object;
-
-  constructor(
-    private readonly script: LuaScript,
-    args: string[],
-    /** Always EVAL: the resend after a NOSCRIPT, which must not meet another (see callScript). */
-    private readonly alwaysEval = false,
-  ) {
-    // Command turns numbers into strings, and puts a keyPrefix before the keys, in its constructor, on the empty
-    // list: callScript has done both.
-    super('evalsha', [], { replyEncoding: null });
-    this.args = args;
-  }
-
-  override toWritable(socket: object): string | Buffer {
-    this.socket = socket;
-    let loaded = LOADED.get(socket);
-    if (loaded === undefined) LOADED.set(socket, (loaded = new Set()));
-    if (this.alwaysEval || !loaded.has(this.script.sha)) {
-      loaded.add(this.script.sha);
-      this.name = 'eval';
-      this.args[0] = this.script.source;
-    } else if (this.name === 'eval') {
-      this.name = 'evalsha';
-      this.args[0] = this.script.sha;
-    }
-    return super.toWritable(socket);
-  }
-}
-
-/**
- * Runs `script` with `keys` and `argv`. A server that lost the script (a restart, a SCRIPT FLUSH, a failover)
- * replies NOSCRIPT to its EVALSHA without running it, so sending the source again (EVAL) cannot count anything
- * twice. The client's own `keyPrefix`, if it has one, is put before each of `keys`, as ioredis does for the commands
- * it builds.
- */
-export async function callScript<Reply = number[]>(client: Redis | Cluster, script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<Reply> {
-  const prefix = (client.options as { keyPrefix?: string }).keyPrefix;
-  const args = new Array<string>(2 + keys.length + argv.length);
-  args[0] = script.sha;
-  args[1] = String(keys.length);
-  for (let i = 0; i < keys.length; i++) args[2 + i] = prefix ? prefix + keys[i] : keys[i];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    args[2 + keys.length + i] = typeof arg === 'string' ? arg : String(arg);
-  }
-  const command = new ScriptCommand(script, args);
-  try {
-    return await send<Reply>(client, command);
-  } catch (error) {
-    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-    // The connection's server no longer has it: the next call on this connection goes as EVAL too. The resend is an
-    // EVAL whatever connection it takes (with calls in flight across two SCRIPT FLUSHes, or on a Cluster node that
-    // took over a slot, a connection marked as having it may not).
-    if (command.socket) LOADED.get(command.socket)?.delete(script.sha);
-    return await send<Reply>(client, new ScriptCommand(script, args.slice(), true));
-  }
-}
-
-function send<Reply>(client: Redis | Cluster, command: Command): Promise<Reply> {
-  client.sendCommand(command);
-  return command.promise as Promise<Reply>;
+/** Whether `error` is a server's NOSCRIPT reply (the script did not run), in any client's wording. */
+export function isNoScript(error: unknown): boolean {
+  return error instanceof Error && /^NOSCRIPT\b|NoScriptError/.test(error.message);
 }

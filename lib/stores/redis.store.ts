@@ -1,5 +1,4 @@
 import calculateSlot from 'cluster-key-slot';
-import type { Cluster, Redis } from 'ioredis';
 import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
 import { throttle, type ThrottleReply } from '../algorithms/gcra.throttle.js';
 import type { Clock } from '../interfaces/clock.interface.js';
@@ -8,11 +7,13 @@ import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import { loadCombinedScript, loadScript } from './lua-script.loader.js';
 import { RedisClockOffset } from './redis-clock.offset.js';
-import { callScript, luaScript, type LuaScript } from './redis-script.call.js';
+import { luaScript, type LuaScript } from './redis-script.call.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
 import { ReplyReader, checkReply, encodeBatch, type ScriptCall, type ScriptReply } from './redis-call.codec.js';
-import { RedisWriteCorker } from './redis-write.corker.js';
 import { expandDecisions, planRule, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
+import type { RedisClientLike } from '../interfaces/redis-client.interface.js';
+import { clientPort } from './redis/clients/client.recognizer.js';
+import type { RedisClientPort, WriteCorker } from './redis/clients/redis-client.port.js';
 
 export interface RedisStoreOptions {
   /** Prefix of every key: `<prefix>:<rule>:<tag>:{<tracker>}` (see keys/key.builder.ts). Must not contain `{` or `}`. @default 'rl' */
@@ -85,14 +86,17 @@ export class RedisStore implements RateLimitStore {
   private readonly scripts = new Map<string, LuaScript>();
   private readonly batcher?: RedisCallBatcher;
   /** With coalescing off: the calls of one turn in one socket write, each its own script call. */
-  private readonly corker?: RedisWriteCorker;
+  private readonly corker?: WriteCorker;
+  /** The client, through its library's adapter. */
+  private readonly port: RedisClientPort;
   /** Whether this Cluster's nodes run the cross-slot script (Redis 7); cleared when one refuses it. */
   private crossSlot: boolean;
 
   constructor(
-    readonly client: Redis | Cluster,
+    readonly client: RedisClientLike | RedisClientPort,
     options: RedisStoreOptions = {},
   ) {
+    this.port = clientPort(client, 'RedisStore client');
     this.prefix = options.keyPrefix ?? 'rl';
     if (/[{}]/.test(this.prefix)) {
       throw new RangeError(`Invalid Redis store option "keyPrefix": ${JSON.stringify(this.prefix)} (expected no "{" or "}": they would set the cluster hash tag)`);
@@ -102,15 +106,15 @@ export class RedisStore implements RateLimitStore {
       throw new RangeError(`Invalid Redis store option "timeoutMs": ${String(options.timeoutMs)} (expected a positive number of ms)`);
     }
     this.timeoutMs = options.clock ? undefined : options.timeoutMs;
-    this.redisClock = new RedisClockOffset(client);
+    this.redisClock = new RedisClockOffset(this.port);
     // Measured now, so that the first decisions carry a deadline in Redis's clock (until then, one in ours).
     if (this.timeoutMs !== undefined) this.redisClock.start();
     const scripts = Object.values(ALGORITHM_DEFINITIONS).map((d) => d.script);
     for (const script of scripts) this.scripts.set(script, luaScript(loadScript(script)));
     const combined = loadCombinedScript(scripts);
     this.scripts.set(COMBINED, luaScript(combined));
-    this.crossSlot = client.isCluster;
-    if (client.isCluster) this.scripts.set(CROSS_SLOT, luaScript(`#!lua flags=allow-cross-slot-keys\n${combined}`));
+    this.crossSlot = this.port.isCluster;
+    if (this.port.isCluster) this.scripts.set(CROSS_SLOT, luaScript(`#!lua flags=allow-cross-slot-keys\n${combined}`));
     const coalesce = options.coalesce === undefined || options.coalesce === true ? {} : options.coalesce;
     if (coalesce !== false) {
       const maxBatch = coalesce.maxBatch ?? DEFAULT_MAX_BATCH;
@@ -119,7 +123,7 @@ export class RedisStore implements RateLimitStore {
       }
       this.batcher = new RedisCallBatcher((calls, landed) => this.dispatch(calls, landed), maxBatch);
     } else {
-      this.corker = new RedisWriteCorker(client);
+      this.corker = this.port.writeCorker();
     }
   }
 
@@ -149,7 +153,7 @@ export class RedisStore implements RateLimitStore {
 
   async reset(key: string, rule: RateLimitRule): Promise<void> {
     const planned = planRule(this.prefix, key, rule, 0, 'peek');
-    await this.client.del(planned.keys.state, planned.keys.block);
+    await this.port.del([planned.keys.state, planned.keys.block]);
   }
 
   private async decide(op: 'consume' | 'peek', rules: PlannedRule[]): Promise<MultiDecision> {
@@ -196,7 +200,7 @@ export class RedisStore implements RateLimitStore {
       for (const call of calls) call.reject(error);
       return;
     }
-    if (this.client.isCluster && calls.length > 1) void this.dispatchByNode(calls).finally(landed);
+    if (this.port.isCluster && calls.length > 1) void this.dispatchByNode(calls).finally(landed);
     else void this.settle(calls, () => this.callInTime(calls, calls[0].madeAt), landed);
   }
 
@@ -232,11 +236,10 @@ export class RedisStore implements RateLimitStore {
    * whose node is unknown (slots not loaded yet) goes alone, through ioredis's own routing.
    */
   private async dispatchByNode(calls: PendingCall[]): Promise<void> {
-    const slots = (this.client as Cluster).slots;
     const byNode = new Map<string, PendingCall[]>();
     const sent: Promise<void>[] = [];
     for (const call of calls) {
-      const node = this.crossSlot ? slots[calculateSlot(call.rules[0].keys.state)]?.[0] : undefined;
+      const node = this.crossSlot ? this.port.nodeOf(calculateSlot(call.rules[0].keys.state)) : undefined;
       if (node === undefined) {
         sent.push(this.settle([call], () => this.callInTime([call], call.madeAt)));
         continue;
@@ -316,12 +319,12 @@ export class RedisStore implements RateLimitStore {
   /** The script call, resent as EVAL after a NOSCRIPT (redis-script.call.ts); it carries the same deadline. */
   private send(script: string, keys: string[], argv: (string | number)[]): Promise<number | ScriptReply> {
     this.corker?.cork();
-    return callScript<number | ScriptReply>(this.client, this.scripts.get(script)!, keys, argv);
+    return this.port.runScript<number | ScriptReply>(this.scripts.get(script)!, keys, argv);
   }
 
   /** On a Cluster, rules of different trackers can live on different nodes, where no script can reach both. */
   private spansSlots(rules: PlannedRule[]): boolean {
-    if (!this.client.isCluster || rules.length < 2) return false;
+    if (!this.port.isCluster || rules.length < 2) return false;
     const slot = calculateSlot(rules[0].keys.state);
     return rules.some((r) => calculateSlot(r.keys.state) !== slot);
   }

@@ -23,6 +23,7 @@ import {
   type ResilientStore,
 } from '../../lib/index.js';
 import { CapturingLogger } from '../e2e/support/rate-limit-config.js';
+import { openClusterClient, type OpenClient } from '../support/redis-clients.js';
 import { startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
 import { uniquePrefix } from '../support/redis-server.js';
 
@@ -208,6 +209,40 @@ describe('decisions on a key while its slot migrates between the masters of a re
     const seen = await redirections();
     expect(seen.TRYAGAIN + seen.ASK).toBeGreaterThan(0); // calls did run into the open slot, and were retried
     expect(await store.peek(tracker, rule, 0)).toMatchObject({ remaining: 0 });
+  });
+
+  it('admits exactly the limit through a node-redis 6 createCluster client passed as store while the slot moves around all three masters; a call met by TRYAGAIN, which node-redis does not retry, ran nowhere', async () => {
+    let opened: OpenClient | undefined;
+    try {
+      opened = await openClusterClient('node-redis 6', redis.nodes);
+      const { keyPrefix, store } = await startModule({ store: opened.client });
+      const rule = defineRule({ algorithm: 'token-bucket', limit: LIMIT, window: '1h', refill: 1 }, 'moving');
+      const { tracker, slot } = trackerOnSlot(keyPrefix, rule, () => true);
+      const home = await ownerOf(slot);
+      await resetStats();
+
+      const traffic = new Traffic(() => store.consume(tracker, rule));
+      await traffic.until(() => traffic.admitted > 200, 10_000, 'traffic to start');
+      const others = redis.ports.filter((p) => p !== home);
+      for (const to of [others[0], others[1], home]) {
+        await migrateSlot(slot, to, 5);
+        await sleep(100);
+      }
+      const admittedWhenMoved = traffic.admitted;
+      await traffic.until(() => traffic.refused >= 200, 30_000, 'the limit to run out');
+      await traffic.stop();
+
+      expect(admittedWhenMoved).toBeLessThan(LIMIT);
+      expect(traffic.admitted).toBe(LIMIT);
+      expect(traffic.degraded).toBe(0);
+      for (const message of traffic.errors.keys()) expect(message).toMatch(/^TRYAGAIN/);
+      const seen = await redirections();
+      expect(seen.TRYAGAIN + seen.ASK + seen.MOVED).toBeGreaterThan(0);
+      expect(await store.peek(tracker, rule, 0)).toMatchObject({ remaining: 0 });
+    } finally {
+      await Promise.all(contexts.splice(0).map((c) => c.close()));
+      await opened?.close();
+    }
   });
 
   it('admits exactly the limit, with no error, through two `redis-cli --cluster reshard` runs of a slot range holding the key', async () => {

@@ -1,6 +1,8 @@
 import { RateLimitPolicies, RateLimitService, RedisStore, type Decision, type MultiDecision, type RateLimitDecisionEvent, type RateLimitMetrics, type RateLimitRule, type RateLimitRulesConfig, type RateLimitStore, type RuleKey } from '../../lib/index.js';
 import { validateModuleOptions } from '../../lib/config/module-options.validator.js';
+import type { Redis } from 'ioredis';
 import { RejectionAudit } from '../../lib/observability/rejection.audit.js';
+import { IoRedisAdapter } from '../../lib/stores/redis/clients/ioredis.adapter.js';
 import { useStores } from '../support/stores.js';
 
 /** A store that counts the calls it passes on: "one store call" is a behaviour here. */
@@ -132,9 +134,9 @@ describe.each(['memory', 'redis'] as const)('shadow mode on the %s store', (kind
 
   if (kind === 'redis') {
     it('writes a shadow refusal to the audit stream marked shadow', async () => {
-      const client = (get().store as RedisStore).client;
+      const client = (get().store as RedisStore).client as Redis;
       const streamKey = `${get().prefix}:audit`;
-      const rateLimit = service(RULES, new RejectionAudit(client, streamKey, 1000, (error) => { throw error; }));
+      const rateLimit = service(RULES, new RejectionAudit(new IoRedisAdapter(client, 'ioredis'), streamKey, 1000, (error) => { throw error; }));
       await rateLimit.consumeAll('u1', ['strict']);
       await rateLimit.consumeAll('u1', ['strict']);
       const entries = await client.xrange(streamKey, '-', '+');

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis';
 import { defineRule, RedisStore, type RateLimitRule } from '../../lib/index.js';
+import type { RedisClientLike } from '../../lib/index.js';
 import { ManualClock } from '../support/manual.clock.js';
+import { CLIENT_LIBRARIES, openClient, openClusterClient, type ClientLibrary, type OpenClient } from '../support/redis-clients.js';
 import { clusterReady, startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 
@@ -36,7 +38,7 @@ function make(store: RedisStore, c: Call): Promise<unknown> {
 }
 
 /** The coalesced store gets each turn's calls at once; the other, one by one in the same order. */
-async function agree(client: Redis | Cluster, history: { calls: Call[]; gap: number }[]): Promise<void> {
+async function agree(client: Redis | Cluster | RedisClientLike, history: { calls: Call[]; gap: number }[]): Promise<void> {
   const clock = new ManualClock(1_700_000_000_123);
   const coalesced = new RedisStore(client, { clock: clock.now, keyPrefix: uniquePrefix() });
   const oneByOne = new RedisStore(client, { clock: clock.now, keyPrefix: uniquePrefix(), coalesce: false });
@@ -79,6 +81,48 @@ describe('a coalescing RedisStore on a 3-master Redis Cluster', () => {
     await fc.assert(
       fc.asyncProperty(turns, (history) => agree(client, history)),
       { numRuns: 40 },
+    );
+  });
+});
+
+// The same property through each other client library: coalescing lives above the client port.
+describe.each<ClientLibrary>(CLIENT_LIBRARIES)('a coalescing RedisStore on one redis-server, through a %s client', (library) => {
+  let redis: TestRedis;
+  let opened: OpenClient;
+  beforeAll(async () => {
+    redis = await startRedis();
+    opened = await openClient(library, redis.port);
+  });
+  afterAll(async () => {
+    await opened?.close();
+    await redis?.stop();
+  });
+
+  it('decides the calls of a turn exactly as the same calls sent one by one, in that order', async () => {
+    await fc.assert(
+      fc.asyncProperty(turns, (history) => agree(opened.client, history)),
+      { numRuns: 20 },
+    );
+  });
+});
+
+describe.each<ClientLibrary>(['node-redis 6', 'GLIDE'])('a coalescing RedisStore on a 3-master Redis Cluster, through a %s cluster client', (library) => {
+  let cluster: TestRedisCluster;
+  let opened: OpenClient;
+  beforeAll(async () => {
+    cluster = await startRedisCluster({ masters: 3 });
+    await clusterReady(cluster.cluster());
+    opened = await openClusterClient(library, cluster.nodes);
+  }, 60_000);
+  afterAll(async () => {
+    await opened?.close();
+    await cluster?.stop();
+  }, 60_000);
+
+  it('decides the calls of a turn exactly as the same calls sent one by one, in that order', async () => {
+    await fc.assert(
+      fc.asyncProperty(turns, (history) => agree(opened.client, history)),
+      { numRuns: 15 },
     );
   });
 });

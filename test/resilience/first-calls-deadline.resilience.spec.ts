@@ -41,7 +41,7 @@ describe('deadlines of a store that has not measured Redis’s clock yet', () =>
     await sleep(ms);
     redis.process!.kill('SIGCONT');
     // Replies come in order on a connection: once this PING is answered, every command stuck before it has run.
-    await redisStore.client.ping();
+    await (redisStore.client as Redis).ping();
     return result;
   }
 
@@ -63,7 +63,7 @@ describe('deadlines of a store that has not measured Redis’s clock yet', () =>
     await stalled(redisStore, 600, () => store.consume('a', rule));
     // The next call measures the clock again (TIME goes before it, and is answered by this PING).
     await store.consume('a', rule);
-    await redisStore.client.ping();
+    await (redisStore.client as Redis).ping();
     const late = await stalled(redisStore, 250, () => store.consume('b', rule));
     expect(late.degraded).toBe('memory');
     expect(await admin.zcard(ruleKeys(prefix, rule, 'b').state)).toBe(0);

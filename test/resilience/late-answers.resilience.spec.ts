@@ -77,7 +77,7 @@ describe('answers the primary gives after the failure policy decided', () => {
     await sleep(3 * TIMEOUT_MS);
     redis.process!.kill('SIGCONT');
     // Redis runs the command after its deadline: a RateLimitDeadlineError, for a caller answered already.
-    await redisStore.client.ping();
+    await (redisStore.client as Redis).ping();
     await sleep(10);
     expect(errors).toEqual(['RateLimitTimeoutError']);
     expect(await store.fallback.peek('k', rule, 0)).toMatchObject({ remaining: 9 });

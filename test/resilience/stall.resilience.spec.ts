@@ -41,7 +41,7 @@ describe('Redis stalled by SIGSTOP', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     redis.process!.kill('SIGCONT');
     // Redis answers in order on a connection: once this PING is answered, every command stuck before it has run.
-    await rl.redisStore.client.ping();
+    await (rl.redisStore.client as Redis).ping();
     const stats = await admin.info('commandstats');
     lateRuns = commandCalls(stats, 'evalsha') + commandCalls(stats, 'eval');
   });

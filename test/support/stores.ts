@@ -2,6 +2,7 @@ import type { Cluster } from 'ioredis';
 import { MemoryStore, RedisStore } from '../../lib/index.js';
 import type { RateLimitStore } from '../../lib/index.js';
 import { ManualClock } from './manual.clock.js';
+import { CLIENT_LIBRARIES, openClient, openClusterClient, type ClientLibrary, type OpenClient } from './redis-clients.js';
 import { clusterReady, startRedisCluster, type TestRedisCluster } from './redis-cluster.js';
 import { startRedis, uniquePrefix, type TestRedis } from './redis-server.js';
 
@@ -12,9 +13,19 @@ export interface StoreUnderTest {
   prefix: string;
 }
 
-/** 'cluster': a RedisStore on an ioredis Cluster client of a real 3-master Redis Cluster (see redis-cluster.ts). */
-export type StoreKind = 'memory' | 'redis' | 'cluster';
-export const STORE_KINDS: StoreKind[] = ['memory', 'redis', 'cluster'];
+/**
+ * 'redis': a RedisStore on an ioredis client of a real redis-server; 'cluster': on an ioredis Cluster client of a
+ * real 3-master Redis Cluster (see redis-cluster.ts); 'redis via <library>' and 'cluster via <library>': the same
+ * through a client of another library (see redis-clients.ts).
+ */
+export type StoreKind = 'memory' | 'redis' | 'cluster' | `redis via ${ClientLibrary}` | `cluster via ${ClientLibrary}`;
+export const STORE_KINDS: StoreKind[] = ['memory', 'redis', 'cluster', ...CLIENT_LIBRARIES.map((l) => `redis via ${l}` as const), 'cluster via node-redis 6', 'cluster via GLIDE'];
+
+/** The client library of a kind that names one, else undefined (ioredis, or memory). */
+function libraryOf(kind: StoreKind): ClientLibrary | undefined {
+  const match = / via (.+)$/.exec(kind);
+  return match ? (match[1] as ClientLibrary) : undefined;
+}
 
 const CLUSTER_START_TIMEOUT_MS = 60_000;
 
@@ -51,19 +62,24 @@ afterAll(async () => {
 export function useStores(kind: StoreKind): () => StoreUnderTest {
   let redis: TestRedis | undefined;
   let cluster: Cluster | undefined;
+  let other: OpenClient | undefined;
   let current: StoreUnderTest | undefined;
+  const library = libraryOf(kind);
   beforeAll(async () => {
-    if (kind === 'redis') redis = await startRedis();
+    if (kind.startsWith('redis')) redis = await startRedis();
     if (kind === 'cluster') cluster = (await clusterOfThisFile()).client;
+    if (library && kind.startsWith('redis')) other = await openClient(library, redis!.port);
+    if (library && kind.startsWith('cluster')) other = await openClusterClient(library, (await clusterOfThisFile()).redis.nodes);
   }, CLUSTER_START_TIMEOUT_MS);
   afterAll(async () => {
+    await other?.close();
     await redis?.stop();
   });
   beforeEach(() => {
     const clock = new ManualClock();
     const prefix = uniquePrefix();
     const options = { clock: clock.now, keyPrefix: prefix };
-    const store = kind === 'memory' ? new MemoryStore(options) : new RedisStore(kind === 'cluster' ? cluster! : redisClient(), options);
+    const store = kind === 'memory' ? new MemoryStore(options) : new RedisStore(other?.client ?? (kind === 'cluster' ? cluster! : redisClient()), options);
     current = { store, clock, prefix };
   });
   let client: ReturnType<TestRedis['client']> | undefined;

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import type { WriteCorker } from './redis-client.port.js';
 
 /** The part of a client's socket that corking needs (net.Socket and tls.TLSSocket have it). */
 interface Corkable {
@@ -27,7 +28,7 @@ const MAX_CORKED = 32;
  * Only a `Redis` client that is ready: before that, ioredis queues commands itself. A Cluster's calls go out as
  * they are made (one socket per node).
  */
-export class RedisWriteCorker {
+export class RedisWriteCorker implements WriteCorker {
   private corked: Corkable | undefined;
   /** Calls in the corked write so far. */
   private calls = 0;

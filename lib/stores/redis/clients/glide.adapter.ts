@@ -1,0 +1,126 @@
+import type { GlideClientLike, GlideClusterClientLike, GlideRoute, RedisArg } from '../../../interfaces/redis-client.interface.js';
+import { isNoScript, type LuaScript } from '../../redis-script.call.js';
+import calculateSlot from 'cluster-key-slot';
+import { LoadedScripts } from './loaded-scripts.js';
+import type { RedisClientPort, WriteCorker } from './redis-client.port.js';
+
+/** GLIDE's `Decoder.String` (its enum's value): replies as strings whatever `defaultDecoder` the client has. */
+const DECODE_STRINGS = 1;
+
+/** GLIDE's request timeout when the client sets none, in ms. */
+export const GLIDE_DEFAULT_REQUEST_TIMEOUT_MS = 250;
+
+/** What the adapter reads of a GLIDE client beyond its structural type (TS-private fields, there at run time). */
+interface GlideInternals {
+  isClosed?: boolean;
+  requestTimeout?: number;
+}
+
+/**
+ * Valkey GLIDE (`@valkey/valkey-glide`): `GlideClient` and `GlideClusterClient`, through `customCommand`. A script
+ * goes as EVAL the first time this adapter sends it to the server (on a Cluster, to a slot: GLIDE shows no slot
+ * table), as EVALSHA after, and as EVAL again after a NOSCRIPT (GLIDE words it "NoScriptError"): the first
+ * decisions need no NOSCRIPT round trip, which GLIDE would also log as a WARN.
+ * On a Cluster each command is routed to the primary of its first key's slot (`primarySlotKey`; `primarySlotId`
+ * routes to the wrong node in GLIDE 2.5). GLIDE exposes no slot table, so `nodeOf` knows no node: a coalesced
+ * batch is sent one call per script call, each routed by its key.
+ */
+export class GlideAdapter implements RedisClientPort {
+  readonly library = 'GLIDE';
+  readonly isCluster: boolean;
+  private readonly loaded = new LoadedScripts();
+
+  constructor(readonly client: GlideClientLike | GlideClusterClientLike, kind: 'client' | 'cluster') {
+    this.isCluster = kind === 'cluster';
+  }
+
+  private send(firstKey: string | undefined, args: RedisArg[]): Promise<unknown> {
+    if (this.isCluster && firstKey !== undefined) {
+      const route: GlideRoute = { type: 'primarySlotKey', key: firstKey };
+      return (this.client as GlideClusterClientLike).customCommand(args, { route, decoder: DECODE_STRINGS });
+    }
+    return this.client.customCommand(args, { decoder: DECODE_STRINGS });
+  }
+
+  async runScript<Reply>(script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<Reply> {
+    const args = new Array<string>(3 + keys.length + argv.length);
+    const place = this.isCluster && keys.length > 0 ? String(calculateSlot(keys[0])) : '';
+    const evalFirst = !this.loaded.knownOrMark(place, script.sha);
+    args[0] = evalFirst ? 'EVAL' : 'EVALSHA';
+    args[1] = evalFirst ? script.source : script.sha;
+    args[2] = String(keys.length);
+    for (let i = 0; i < keys.length; i++) args[3 + i] = keys[i];
+    for (let i = 0; i < argv.length; i++) args[3 + keys.length + i] = String(argv[i]);
+    try {
+      return (await this.send(keys[0], args)) as Reply;
+    } catch (error) {
+      if (evalFirst || !isNoScript(error)) throw error;
+      // NOSCRIPT: the script did not run; its source goes to the same node (routed by the same key).
+      this.loaded.forget(place);
+      this.loaded.knownOrMark(place, script.sha);
+      args[0] = 'EVAL';
+      args[1] = script.source;
+      return (await this.send(keys[0], args)) as Reply;
+    }
+  }
+
+  async time(): Promise<[string, string]> {
+    const [seconds, micros] = (await this.send(undefined, ['TIME'])) as [unknown, unknown];
+    return [String(seconds), String(micros)];
+  }
+
+  del(keys: readonly string[]): Promise<unknown> {
+    return this.send(keys[0], ['DEL', ...keys]);
+  }
+
+  xadd(key: string, args: readonly string[]): Promise<unknown> {
+    return this.send(key, ['XADD', key, ...args]);
+  }
+
+  nodeOf(): string | undefined {
+    return undefined;
+  }
+
+  writeCorker(): WriteCorker | undefined {
+    return undefined;
+  }
+
+  get isOpen(): boolean {
+    return (this.client as unknown as GlideInternals).isClosed !== true;
+  }
+
+  get isReady(): boolean {
+    return this.isOpen;
+  }
+
+  /** Connected when made (GLIDE) or refused unless open (node-redis): never on a first command. */
+  readonly connectsOnFirstCommand = false;
+
+  // GLIDE has no events: it reconnects by itself, and requests time out while it is away.
+  on(): void {}
+
+  off(): void {}
+
+  async connect(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.client.close();
+  }
+
+  unsafeSettings(timeoutMs: number): { problems: string[]; risk: string } {
+    const requestTimeoutMs = this.requestTimeoutMs;
+    // GLIDE gives up on a command after requestTimeout, yet the command may still run. Past timeoutMs its deadline
+    // makes it record nothing; before, it counts a request the failure policy decided.
+    const problems = requestTimeoutMs < timeoutMs ? [`requestTimeout is ${requestTimeoutMs} ms, shorter than timeoutMs (${timeoutMs} ms)`] : [];
+    return { problems, risk: `a command GLIDE gave up on can still run before its deadline and count; set requestTimeout to at least ${timeoutMs} ms` };
+  }
+
+  /** GLIDE's request timeout, in ms. */
+  get requestTimeoutMs(): number {
+    return (this.client as unknown as GlideInternals).requestTimeout ?? GLIDE_DEFAULT_REQUEST_TIMEOUT_MS;
+  }
+
+  describe(): string {
+    return this.isCluster ? 'a Valkey GLIDE cluster client' : 'a Valkey GLIDE client';
+  }
+}

@@ -1,0 +1,160 @@
+import type { NodeRedisClientLike, NodeRedisClusterLike, NodeRedisCommandOptions, NodeRedisSentinelLike, RedisArg } from '../../../interfaces/redis-client.interface.js';
+import { isNoScript, type LuaScript } from '../../redis-script.call.js';
+import calculateSlot from 'cluster-key-slot';
+import { LoadedScripts } from './loaded-scripts.js';
+import type { RedisClientPort, WriteCorker } from './redis-client.port.js';
+
+/**
+ * Every command is sent with the default reply mapping: a client made with `withTypeMapping` (or a client-level
+ * `commandOptions.typeMapping`) would otherwise turn the scripts' integers into strings and strings into Buffers.
+ */
+const RAW: NodeRedisCommandOptions = { typeMapping: {} };
+
+/** What the adapter reads of a node-redis client beyond its structural type: all three kinds have it. */
+interface NodeRedisInternals {
+  readonly isOpen: boolean;
+  readonly isReady?: boolean;
+  options?: { disableOfflineQueue?: boolean; keyPrefix?: string; socket?: { host?: string; port?: number; path?: string }; database?: number; url?: string };
+  on?(event: string, listener: (...args: any[]) => void): unknown;
+  off?(event: string, listener: (...args: any[]) => void): unknown;
+  connect?(): Promise<unknown>;
+  close?(): Promise<unknown>;
+  destroy?(): unknown;
+}
+
+type Kind = 'client' | 'cluster' | 'sentinel';
+
+/**
+ * node-redis 5 and 6 (the `redis` package): `createClient()`, `createCluster()` and `createSentinel()`. Commands go
+ * through `sendCommand` (node-redis pipelines those of one turn into one write by itself): a script as EVAL the
+ * first time it goes to a server (node, on a Cluster), as EVALSHA after, and as EVAL again after a NOSCRIPT; on a
+ * Cluster routed by the script's first key, so the resend reaches the same node.
+ * `sendCommand` does not apply node-redis 6's `keyPrefix`: the adapter puts it before each key, as `eval()` would.
+ */
+export class NodeRedisAdapter implements RedisClientPort {
+  readonly library = 'node-redis';
+  readonly isCluster: boolean;
+  private readonly prefix: string;
+  private readonly loaded = new LoadedScripts();
+  private readonly send: (firstKey: string | undefined, args: RedisArg[]) => Promise<unknown>;
+
+  constructor(
+    readonly client: NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSentinelLike,
+    private readonly kind: Kind,
+  ) {
+    this.isCluster = kind === 'cluster';
+    this.prefix = this.internals.options?.keyPrefix ?? '';
+    if (kind === 'cluster') {
+      const cluster = client as NodeRedisClusterLike;
+      this.send = (firstKey, args) => cluster.sendCommand(firstKey, false, args, RAW);
+    } else if (kind === 'sentinel') {
+      const sentinel = client as NodeRedisSentinelLike;
+      this.send = (_firstKey, args) => sentinel.sendCommand(false, args, RAW);
+    } else {
+      const single = client as NodeRedisClientLike;
+      this.send = (_firstKey, args) => single.sendCommand(args, RAW);
+    }
+  }
+
+  private get internals(): NodeRedisInternals {
+    return this.client as unknown as NodeRedisInternals;
+  }
+
+  async runScript<Reply>(script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<Reply> {
+    const args = new Array<string>(3 + keys.length + argv.length);
+    args[2] = String(keys.length);
+    for (let i = 0; i < keys.length; i++) args[3 + i] = this.prefix + keys[i];
+    for (let i = 0; i < argv.length; i++) args[3 + keys.length + i] = String(argv[i]);
+    const firstKey = args[3];
+    const place = this.placeOf(firstKey);
+    const known = this.loaded.knownOrMark(place, script.sha);
+    args[0] = known ? 'EVALSHA' : 'EVAL';
+    args[1] = known ? script.sha : script.source;
+    try {
+      return (await this.send(firstKey, args)) as Reply;
+    } catch (error) {
+      if (!known || !isNoScript(error)) throw error;
+      // NOSCRIPT: the script did not run; its source goes to the same node (routed by the same key).
+      this.loaded.forget(place);
+      this.loaded.knownOrMark(place, script.sha);
+      args[0] = 'EVAL';
+      args[1] = script.source;
+      return (await this.send(firstKey, args)) as Reply;
+    }
+  }
+
+  /** Where a command on `firstKey` runs: its node on a Cluster ('' while the slot table is not loaded), else ''. */
+  private placeOf(firstKey: string | undefined): string {
+    return this.isCluster && firstKey !== undefined ? (this.nodeOf(calculateSlot(firstKey)) ?? '') : '';
+  }
+
+  async time(): Promise<[string, string]> {
+    const [seconds, micros] = (await this.send(undefined, ['TIME'])) as [unknown, unknown];
+    return [String(seconds), String(micros)];
+  }
+
+  del(keys: readonly string[]): Promise<unknown> {
+    const prefixed = keys.map((k) => this.prefix + k);
+    return this.send(prefixed[0], ['DEL', ...prefixed]);
+  }
+
+  xadd(key: string, args: readonly string[]): Promise<unknown> {
+    return this.send(this.prefix + key, ['XADD', this.prefix + key, ...args]);
+  }
+
+  nodeOf(slot: number): string | undefined {
+    if (!this.isCluster) return undefined;
+    try {
+      const node = (this.client as NodeRedisClusterLike).getSlotMaster(slot);
+      return node ? `${node.host}:${node.port}` : undefined;
+    } catch {
+      // Slots not loaded yet: the call goes alone, routed by the client.
+      return undefined;
+    }
+  }
+
+  writeCorker(): WriteCorker | undefined {
+    return undefined;
+  }
+
+  get isOpen(): boolean {
+    return this.internals.isOpen;
+  }
+
+  get isReady(): boolean {
+    return this.internals.isReady ?? this.internals.isOpen;
+  }
+
+  /** Connected when made (GLIDE) or refused unless open (node-redis): never on a first command. */
+  readonly connectsOnFirstCommand = false;
+
+  on(event: string, listener: (...args: any[]) => void): void {
+    this.internals.on?.(event, listener);
+  }
+
+  off(event: string, listener: (...args: any[]) => void): void {
+    this.internals.off?.(event, listener);
+  }
+
+  async connect(): Promise<void> {
+    if (!this.internals.isOpen) await this.internals.connect?.();
+  }
+
+  async close(now = false): Promise<void> {
+    if (now) this.internals.destroy?.();
+    else await this.internals.close?.();
+  }
+
+  unsafeSettings(_timeoutMs?: number): { problems: string[]; risk: string } {
+    // node-redis never resends a command in flight (a lost reply rejects), and a per-command timeout does not
+    // apply once the command is written: the deadline each script carries is what bounds it.
+    const problems = this.internals.options?.disableOfflineQueue === true ? [] : ['disableOfflineQueue is not set (commands queue while disconnected, without limit, and run when it reconnects)'];
+    return { problems, risk: 'a queued command the app gave up on still runs when the connection returns (recording nothing only when it carries a deadline: not with a custom clock); set disableOfflineQueue: true' };
+  }
+
+  describe(): string {
+    if (this.kind !== 'client') return this.kind === 'cluster' ? 'a Redis Cluster (node-redis)' : 'a Redis Sentinel master (node-redis)';
+    const { socket, database } = this.internals.options ?? {};
+    return socket?.path ?? `${socket?.host ?? 'localhost'}:${socket?.port ?? 6379}, database ${database ?? 0}`;
+  }
+}

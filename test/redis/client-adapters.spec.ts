@@ -1,0 +1,94 @@
+import { Decoder, GlideClient } from '@valkey/valkey-glide';
+import type { Redis } from 'ioredis';
+import { createClient, RESP_TYPES } from 'redis';
+import { defineRule, RedisStore, type RedisClientLike } from '../../lib/index.js';
+import { CLIENT_LIBRARIES, openClient, type ClientLibrary, type OpenClient } from '../support/redis-clients.js';
+import { commandCalls, startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+
+const RULE = defineRule({ algorithm: 'fixed-window', limit: 5, window: 60_000 }, 'fw');
+
+let redis: TestRedis;
+let admin: Redis;
+beforeAll(async () => {
+  redis = await startRedis({ own: true });
+  admin = redis.client();
+});
+afterAll(() => redis?.stop());
+
+describe.each<ClientLibrary>(CLIENT_LIBRARIES)('a RedisStore through a %s client', (library) => {
+  let opened: OpenClient;
+  beforeAll(async () => {
+    opened = await openClient(library, redis.port);
+  });
+  afterAll(() => opened?.close());
+
+  it('decides on Redis after a SCRIPT FLUSH, by one NOSCRIPT and one resend of the source, counting the call once', async () => {
+    const store = new RedisStore(opened.client, { keyPrefix: uniquePrefix() });
+    expect((await store.consume('k', RULE)).remaining).toBe(4);
+    await admin.script('FLUSH');
+    await admin.config('RESETSTAT');
+    expect((await store.consume('k', RULE)).remaining).toBe(3);
+    const stats = `${await admin.info('commandstats')}${await admin.info('errorstats')}`;
+    expect(commandCalls(stats, 'evalsha')).toBe(1);
+    expect(commandCalls(stats, 'eval')).toBe(1);
+    expect(stats).toMatch(/^errorstat_NOSCRIPT:count=1\b/m);
+  });
+
+  it('decides on Redis with timeoutMs set, once its clock is read through the client for the deadlines', async () => {
+    const store = new RedisStore(opened.client, { keyPrefix: uniquePrefix(), timeoutMs: 5_000 });
+    // The first call starts the clock measurement; later ones carry a deadline in Redis's clock.
+    await store.consume('k', RULE);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await store.consume('k', RULE)).remaining).toBe(3);
+    expect((await store.peek('k', RULE, 0)).remaining).toBe(3);
+  });
+
+  it('resets a key through the client', async () => {
+    const store = new RedisStore(opened.client, { keyPrefix: uniquePrefix() });
+    await store.consume('k', RULE, 4);
+    await store.reset('k', RULE);
+    expect((await store.peek('k', RULE, 0)).remaining).toBe(5);
+  });
+});
+
+describe('a client whose replies are mapped to other types', () => {
+  async function decides(client: RedisClientLike): Promise<number[]> {
+    const store = new RedisStore(client, { keyPrefix: uniquePrefix(), timeoutMs: 5_000 });
+    const remaining: number[] = [];
+    for (let i = 0; i < 3; i++) remaining.push((await store.consume('k', RULE)).remaining);
+    return remaining;
+  }
+
+  it('decides the same through a node-redis client mapping integers to strings and strings to Buffers', async () => {
+    const base = createClient({ url: redis.url });
+    await base.connect();
+    try {
+      const mapped = base.withTypeMapping({ [RESP_TYPES.NUMBER]: String, [RESP_TYPES.BLOB_STRING]: Buffer });
+      expect(await decides(mapped)).toEqual([4, 3, 2]);
+    } finally {
+      base.destroy();
+    }
+  });
+
+  it('decides the same through a GLIDE client whose default decoder gives Buffers', async () => {
+    const client = await GlideClient.createClient({ addresses: [{ host: '127.0.0.1', port: redis.port }], defaultDecoder: Decoder.Bytes, requestTimeout: 5_000 });
+    try {
+      expect(await decides(client)).toEqual([4, 3, 2]);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+it('puts a node-redis 6 client\'s keyPrefix before the keys, as its own commands do', async () => {
+  const client = createClient({ url: redis.url, keyPrefix: 'tenant-7:' });
+  await client.connect();
+  try {
+    const keyPrefix = uniquePrefix();
+    await new RedisStore(client, { keyPrefix }).consume('k', RULE);
+    expect(await admin.keys(`tenant-7:${keyPrefix}:*`)).toHaveLength(1);
+    expect(await admin.keys(`${keyPrefix}:*`)).toHaveLength(0);
+  } finally {
+    client.destroy();
+  }
+});
