@@ -23,8 +23,8 @@ export interface ResilientStoreOptions {
 
 export { RateLimitTimeoutError } from './rate-limit-timeout.error.js';
 
-/** Attempts at giving back a late admission whose refund keeps missing its deadline (see `giveBack`). */
-const GIVE_BACK_TRIES = 5;
+/** Attempts at giving back a late admission whose refund keeps missing its deadline (see `giveBack`): a refund of a heavy sliding-log call waits behind the heavy batches in flight, and can miss several deadlines in a row. */
+const GIVE_BACK_TRIES = 20;
 
 // The strictest policy of the rules of one request decides for all of them.
 const STRICTNESS: Record<FailurePolicy, number> = { open: 0, memory: 1, closed: 2 };
