@@ -74,8 +74,9 @@ const SEND_ONE_BY_ONE = /^(MOVED|ASK|TRYAGAIN|CROSSSLOT|CLUSTERDOWN)\b|non local
 
 /**
  * Decides in Redis, atomically, with one Lua script per algorithm (EVALSHA, with a transparent EVAL on NOSCRIPT: a
- * new connection's first call, a restart, a SCRIPT FLUSH). Works on a `Redis` or a `Cluster` client; the client is
- * the caller's and is never closed here.
+ * new connection's first call, a restart, a SCRIPT FLUSH). Works on any supported client, standalone or Cluster
+ * (ioredis, iovalkey, node-redis, GLIDE), through its adapter (stores/redis/clients); the client is the caller's and
+ * is never closed here.
  */
 export class RedisStore implements RateLimitStore {
   private readonly prefix: string;
@@ -233,7 +234,7 @@ export class RedisStore implements RateLimitStore {
 
   /**
    * On a Cluster, one script call per node that serves the batch's keys (by the client's slot table). A call
-   * whose node is unknown (slots not loaded yet) goes alone, through ioredis's own routing.
+   * whose node is unknown (slots not loaded yet) goes alone, through the client's own routing.
    */
   private async dispatchByNode(calls: PendingCall[]): Promise<void> {
     const byNode = new Map<string, PendingCall[]>();
