@@ -23,8 +23,12 @@ export interface ResilientStoreOptions {
 
 export { RateLimitTimeoutError } from './rate-limit-timeout.error.js';
 
-/** Attempts at giving back a late admission whose refund keeps missing its deadline (see `giveBack`): a refund of a heavy sliding-log call waits behind the heavy batches in flight, and can miss several deadlines in a row. */
-const GIVE_BACK_TRIES = 20;
+/**
+ * How long, in ms, a late admission's refund is tried again while it keeps missing its deadline (see `giveBack`). A
+ * refund of a heavy sliding-log call waits behind the heavy batches in flight, and on a loaded machine missed 20
+ * deadlines in a row; a count of tries is a bound in time only on a quiet one.
+ */
+const GIVE_BACK_WITHIN_MS = 60_000;
 
 // The strictest policy of the rules of one request decides for all of them.
 const STRICTNESS: Record<FailurePolicy, number> = { open: 0, memory: 1, closed: 2 };
@@ -194,13 +198,14 @@ export class ResilientStore implements RateLimitStore {
    * Gives back what the primary counted for a consume whose caller the failure policy decided (a reply that came
    * after the timeout: Redis ran the call just before its deadline, or the reply was held up on its way back), so
    * that the primary counts only the requests it answered. Nobody waits for it. A refund that missed its own deadline
-   * (queued behind heavy calls) wrote nothing, and is tried again, up to `GIVE_BACK_TRIES` times; any other failure
-   * is only reported.
+   * (queued behind heavy calls) wrote nothing, and is tried again, for up to `GIVE_BACK_WITHIN_MS`; any other failure
+   * is only reported. It cannot spin: a refund misses its deadline only once the primary answered (late) or a batch
+   * ahead of it landed.
    */
-  private giveBack(refund: () => Promise<unknown>, tries = GIVE_BACK_TRIES): void {
+  private giveBack(refund: () => Promise<unknown>, until = performance.now() + GIVE_BACK_WITHIN_MS): void {
     const failed = (error: unknown) => {
-      if (tries > 1 && (error as Error | undefined)?.name === 'RateLimitDeadlineError') {
-        this.giveBack(refund, tries - 1);
+      if ((error as Error | undefined)?.name === 'RateLimitDeadlineError' && performance.now() < until) {
+        this.giveBack(refund, until);
         return;
       }
       try {

@@ -54,13 +54,13 @@ describe('concurrent heavy sliding-log consumes on a healthy Redis', () => {
     // Caller by caller: 1,000 entries in Redis exactly for those Redis decided. A reply that came back after its caller
     // gave up is given back (a refund, sent once it is read): the counts may take a moment to settle.
     const expected = decisions.map((d) => (d.degraded ? 0 : 1000));
-    await waitFor('Redis to count the callers it decided', async () => (await counted()).join() === expected.join(), 5_000).catch(() => undefined);
-    expect(await counted()).toEqual(expected);
+    await waitFor('Redis to count the callers it decided', async () => (await counted()).join() === expected.join(), 10_000).catch(() => undefined);
+    // With the failures other than the callers' timeouts (a refund that failed), which tell why a count is left.
+    const outcome = async () => ({ counted: await counted(), otherErrors: errors.filter((e) => !e.startsWith('consume:')) });
+    expect(await outcome()).toEqual({ counted: expected, otherErrors: [] });
     // And they stay so: nothing written later.
     await sleep(100);
-    expect(await counted()).toEqual(expected);
-    // Timeouts only: no refund failed.
-    expect(errors.filter((e) => !e.startsWith('consume:'))).toEqual([]);
+    expect(await outcome()).toEqual({ counted: expected, otherErrors: [] });
   });
 
   it('never opens the circuit: Redis answered while those callers waited', async () => {

@@ -150,6 +150,22 @@ describe('ResilientStore', () => {
     expect(store.breaker.state).toBe('closed');
   });
 
+  it('gives back a late admission whose refund misses its deadline more than 20 times in a row (a loaded machine)', async () => {
+    const { store, primary, errors } = make('memory');
+    let answer!: () => void;
+    primary.consume = (key, r, cost) => new Promise((resolve) => (answer = () => resolve(MemoryStore.prototype.consume.call(primary, key, r, cost))));
+    let missed = 0;
+    primary.refund = (key, r, cost) => (++missed <= 30 ? Promise.reject(new RateLimitDeadlineError({ roundTripMs: 25, timeoutMs: 20 })) : MemoryStore.prototype.refund.call(primary, key, r, cost));
+    expect(await store.consume('k', rule)).toMatchObject({ allowed: true, degraded: 'memory' });
+    // The primary admits after its caller was decided by the fallback: that admission is given back.
+    answer();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(missed).toBe(31);
+    const peek = (key: string) => MemoryStore.prototype.peek.call(primary, key, rule);
+    expect(await peek('k')).toEqual(await peek('never-consumed'));
+    expect(errors).toEqual(['The rate-limit store did not answer within 20 ms']);
+  });
+
   it('resets what the memory store counted while the primary was away', async () => {
     const { store, primary, fallback } = make('memory');
     primary.mode = 'reject';
