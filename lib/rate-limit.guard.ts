@@ -1,11 +1,12 @@
 import { BadRequestException, Inject, Injectable, InternalServerErrorException, Logger, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
-import type { RateLimitSettings } from './config/module-options.validator.js';
+import type { RateLimitSettings } from './interfaces/rate-limit-settings.interface.js';
 import type { RateLimitEntry } from './decorators/rate-limit.decorator.js';
 import { resolveRoutePolicies } from './decorators/route-policies.resolver.js';
 import type { SkipRateLimitMetadata } from './decorators/skip-rate-limit.decorator.js';
-import { clientIp, groupIp, type HttpRequestLike } from './http/client-ip.js';
+import { clientIp, groupIp } from './http/client-ip.js';
+import type { HttpRequestLike } from './interfaces/http-request.interface.js';
 import { requestResponseOf, setHeaders, type RequestResponse } from './http/execution-context.adapter.js';
 import { warnIfForwardedForIgnored } from './http/forwarded-for.warning.js';
 import { mostRestrictive, rateLimitHeaders, retryAfterMs, shownOutcomes, type RuleOutcome } from './http/rate-limit.headers.js';
@@ -16,8 +17,8 @@ import { userAgentMatches } from './http/user-agent.matcher.js';
 import type { MultiDecision } from './interfaces/decision.interface.js';
 import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
 import type { RuleKey } from './interfaces/store.interface.js';
-import { RATE_LIMIT_GLOBAL_INTERCEPTOR, RATE_LIMIT_METADATA, RATE_LIMIT_SETTINGS, SKIP_RATE_LIMIT_METADATA } from './rate-limit.constants.js';
-import { errorDetail, RateLimitExceededException } from './rate-limit.exception.js';
+import { RATE_LIMIT_GLOBAL_INTERCEPTOR, RATE_LIMIT_METADATA, RATE_LIMIT_SETTINGS, SKIP_RATE_LIMIT_METADATA } from './interfaces/rate-limit.constants.js';
+import { errorDetail, RateLimitExceededException } from './http/rate-limit.exception.js';
 import { RateLimitService } from './rate-limit.service.js';
 
 /** What `throwRateLimitException` gets to build its error from. */

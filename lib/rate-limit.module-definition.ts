@@ -2,7 +2,7 @@ import { ConfigurableModuleBuilder, type ConfigurableModuleOptionsFactory } from
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import type { RateLimitModuleExtras, RateLimitModuleOptions } from './interfaces/rate-limit-options.interface.js';
 import { RateLimitInterceptor } from './http/rate-limit.interceptor.js';
-import { RATE_LIMIT_GLOBAL_INTERCEPTOR } from './rate-limit.constants.js';
+import { RATE_LIMIT_GLOBAL_INTERCEPTOR } from './interfaces/rate-limit.constants.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
 
 export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, OPTIONS_TYPE, ASYNC_OPTIONS_TYPE } = new ConfigurableModuleBuilder<RateLimitModuleOptions>()

@@ -1,28 +1,30 @@
 import { Inject, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule, ModulesContainer } from '@nestjs/core';
 import { RateLimitConfigWatcher, readRulesConfig } from './config/config.watcher.js';
-import { validateModuleOptions, type RateLimitSettings } from './config/module-options.validator.js';
+import { validateModuleOptions } from './config/module-options.validator.js';
+import type { RateLimitSettings } from './interfaces/rate-limit-settings.interface.js';
 import { guardRegistrationWarnings } from './config/guard-registrations.checker.js';
-import { RateLimitConfigError } from './config/rate-limit-config.error.js';
+import { RateLimitConfigError } from './rules/rate-limit-config.error.js';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import { RateLimitRoutesChecker } from './decorators/route-rules.checker.js';
 import { UpgradeRequestsWatcher } from './http/upgrade-requests.js';
 import type { RateLimitModuleOptions } from './interfaces/rate-limit-options.interface.js';
-import { createMetrics, type RateLimitMetrics } from './observability/rate-limit.metrics.js';
+import { createMetrics } from './observability/rate-limit.metrics.js';
+import type { RateLimitMetrics } from './interfaces/metrics.interface.js';
 import { RejectionAudit } from './observability/rejection.audit.js';
 import { StoreOutageLog } from './observability/store-outage.log.js';
 import { ThrottledLog } from './observability/throttled.logger.js';
-import { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
+import { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './interfaces/rate-limit.constants.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './rate-limit.module-definition.js';
 import { RateLimitService } from './rate-limit.service.js';
-import type { CircuitState } from './resilience/circuit-breaker.js';
+import type { CircuitState } from './interfaces/circuit-breaker.interface.js';
 import { ResilientStore } from './resilience/resilient.store.js';
-import { MemoryStore } from './stores/memory.store.js';
+import { MemoryStore } from './stores/memory/memory.store.js';
 import type { RateLimitStore } from './interfaces/store.interface.js';
-import { isPermanentRedisError } from './stores/redis-connection.errors.js';
-import { createStore, type StoreHandle } from './stores/store.factory.js';
-import { createLeaseStore } from './stores/lease-store.factory.js';
+import { isPermanentRedisError } from './stores/redis/redis-connection.errors.js';
+import { createStore, type StoreHandle } from './config/store.factory.js';
+import { createLeaseStore } from './config/lease-store.factory.js';
 
 const STORE_HANDLE = Symbol('RATE_LIMIT_STORE_HANDLE');
 const STORE_OUTAGE = Symbol('RATE_LIMIT_STORE_OUTAGE');
@@ -136,7 +138,7 @@ export class RateLimitModule extends ConfigurableModuleClass implements OnApplic
    */
   async onApplicationBootstrap(): Promise<void> {
     // A second rate-limit guard on the same requests counts them twice, silently: said once, at start-up.
-    for (const warning of guardRegistrationWarnings(this.modules, RateLimitModule)) logger.warn(warning);
+    for (const warning of guardRegistrationWarnings(this.modules, RateLimitModule, RateLimitGuard)) logger.warn(warning);
     const { client, owned, connectionErrors, description } = this.handle;
     logger.log(`Rate limits are kept in ${description}`);
     if (!client) return;

@@ -1,24 +1,24 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { compilePolicy } from './config/policy.compiler.js';
-import { RateLimitConfigError } from './config/rate-limit-config.error.js';
+import { RateLimitConfigError } from './rules/rate-limit-config.error.js';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
-import type { RateLimitSettings } from './config/module-options.validator.js';
+import type { RateLimitSettings } from './interfaces/rate-limit-settings.interface.js';
 import { longestWaitMs } from './http/rate-limit.headers.js';
 import type { Decision, MultiDecision } from './interfaces/decision.interface.js';
 import type { RateLimitDecoratorOptions, RateLimitPolicyOptions } from './interfaces/rate-limit-options.interface.js';
 import type { RateLimitRule } from './interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from './interfaces/store.interface.js';
-import type { RateLimitMetrics } from './observability/rate-limit.metrics.js';
+import type { RateLimitMetrics } from './interfaces/metrics.interface.js';
 import type { RejectionAudit } from './observability/rejection.audit.js';
 import { DecisionObserver } from './observability/decision.observer.js';
-import { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './rate-limit.constants.js';
-import { RateLimitExceededException } from './rate-limit.exception.js';
+import { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './interfaces/rate-limit.constants.js';
+import { RateLimitExceededException } from './http/rate-limit.exception.js';
 import { LocalBlockCache } from './resilience/local-block.cache.js';
-import { MemoryStore } from './stores/memory.store.js';
-import type { Lease, LeaseResult, LeaseStore } from './interfaces/lease-store.interface.js';
-import { leaseDecision, leaseNotAsked, withLeaseDecisions } from './stores/lease.decisions.js';
-import { holdLease, releaseAll } from './stores/lease.holder.js';
-import { MemoryLeaseStore } from './stores/memory-lease.store.js';
+import { MemoryStore } from './stores/memory/memory.store.js';
+import type { Lease, LeaseResult, LeaseStore, RatedRequest, RequestLeaseDecider } from './interfaces/lease-store.interface.js';
+import { leaseDecision, leaseNotAsked, withLeaseDecisions } from './stores/leases/lease.decisions.js';
+import { holdLease, releaseAll } from './stores/leases/lease.holder.js';
+import { MemoryLeaseStore } from './stores/leases/memory-lease.store.js';
 import { asShadow, decideWithShadowRules, hasShadowRules } from './shadow/shadow-mode.decider.js';
 import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
 
@@ -41,7 +41,7 @@ export interface RuleRefEntry {
  * key), used as given. The guard uses the same service for HTTP requests.
  */
 @Injectable()
-export class RateLimitService {
+export class RateLimitService implements RequestLeaseDecider {
   private readonly compiled = new WeakMap<object, RateLimitPolicy>();
   /**
    * Refusals remembered in-process (guard path); undefined when `blockCache` is off, and for the memory store,
@@ -326,14 +326,6 @@ export class RateLimitService {
   }
 }
 
-/** A request's rate rules decided, for its leases to be taken after (`RateLimitService.takeLeasesAfter`). */
-export interface RatedRequest {
-  readonly entries: readonly RuleKey[];
-  /** The entries that are not concurrency rules, in order. */
-  readonly rated: readonly RuleKey[];
-  /** Their decision. */
-  readonly rates: MultiDecision;
-}
 
 const NOTHING_RATED: MultiDecision = { allowed: true, decisions: [] };
 

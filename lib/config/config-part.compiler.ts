@@ -1,5 +1,5 @@
 import { compileDefaults, compileRoutePolicy, defaultNameField, parseMode } from './policy.compiler.js';
-import { RateLimitConfigError } from './rate-limit-config.error.js';
+import { RateLimitConfigError } from '../rules/rate-limit-config.error.js';
 import type { RateLimitMode, RateLimitPolicyOptions, RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
 import type { RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
 

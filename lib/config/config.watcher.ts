@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { RATE_LIMIT_SETTINGS } from '../rate-limit.constants.js';
+import { RATE_LIMIT_SETTINGS } from '../interfaces/rate-limit.constants.js';
 import { snapshot } from './config-part.compiler.js';
 import { RateLimitPolicies, type ConfigReload } from './rate-limit.policies.js';
-import type { RateLimitSettings } from './module-options.validator.js';
+import type { RateLimitSettings } from '../interfaces/rate-limit-settings.interface.js';
 import type { RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
 
 /** Reads the rules from the ConfigService namespace (validated by the caller). */

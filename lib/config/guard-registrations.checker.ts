@@ -1,5 +1,4 @@
 import { APP_GUARD, MetadataScanner, type ModulesContainer } from '@nestjs/core';
-import { RateLimitGuard } from '../rate-limit.guard.js';
 
 type NestModule = ModulesContainer extends Map<string, infer M> ? M : never;
 type Wrapper = NestModule['providers'] extends Map<unknown, infer W> ? W : never;
@@ -17,8 +16,10 @@ const checked = new WeakSet<ModulesContainer>();
  * for the same application). Guards given to `app.useGlobalGuards()` are not in the modules, and not seen.
  *
  * @param rateLimitModule the RateLimitModule class, whose APP_GUARD is the one `globalGuard: true` registers
+ * @param rateLimitGuard the RateLimitGuard class: given, not imported, as config/ sits below the module's own files
  */
-export function guardRegistrationWarnings(modules: ModulesContainer, rateLimitModule: Function): string[] {
+export function guardRegistrationWarnings(modules: ModulesContainer, rateLimitModule: Function, rateLimitGuard: Function): string[] {
+  const isGuardClass = (value: unknown): value is Function => typeof value === 'function' && (value === rateLimitGuard || value.prototype instanceof rateLimitGuard);
   if (checked.has(modules)) return [];
   checked.add(modules);
   const global: string[] = [];
@@ -27,9 +28,9 @@ export function guardRegistrationWarnings(modules: ModulesContainer, rateLimitMo
     // A request-scoped APP_GUARD is among the module's injectables, a static one among its providers.
     for (const [token, wrapper] of [...module.providers, ...module.injectables]) {
       if (typeof token !== 'string' || !token.startsWith(`${APP_GUARD} `)) continue;
-      const guard = rateLimitGuardClass(wrapper);
+      const guard = rateLimitGuardClass(wrapper, isGuardClass);
       if (!guard) continue;
-      const isSwitch = module.metatype === rateLimitModule && guard === RateLimitGuard;
+      const isSwitch = module.metatype === rateLimitModule && guard === rateLimitGuard;
       fromSwitch ||= isSwitch;
       // The module's own first: the warning then reads the same whatever the order of the modules.
       if (isSwitch) global.unshift('RateLimitGuard (globalGuard: true of RateLimitModule)');
@@ -43,7 +44,7 @@ export function guardRegistrationWarnings(modules: ModulesContainer, rateLimitMo
   if (global.length > 1) {
     warnings.push(`${global.length} rate-limit guards run on every request: ${global.join(' and ')}. Each counts every request, so clients are refused at a fraction of their limits. ${fix}.`);
   }
-  const local = global.length > 0 ? routesGuardedLocally(modules) : [];
+  const local = global.length > 0 ? routesGuardedLocally(modules, isGuardClass) : [];
   if (local.length > 0) {
     const shown = local.slice(0, 5).join(', ') + (local.length > 5 ? ` and ${local.length - 5} more` : '');
     warnings.push(
@@ -54,23 +55,19 @@ export function guardRegistrationWarnings(modules: ModulesContainer, rateLimitMo
 }
 
 /** The RateLimitGuard class (or subclass) an APP_GUARD provider gives, if it gives one. */
-function rateLimitGuardClass(wrapper: Wrapper): Function | undefined {
-  const instance = wrapper.instance as unknown;
-  if (instance instanceof RateLimitGuard) return instance.constructor;
+function rateLimitGuardClass(wrapper: Wrapper, isRateLimitGuardClass: (value: unknown) => value is Function): Function | undefined {
+  const instance = wrapper.instance as { constructor?: unknown } | null | undefined;
+  if (typeof instance === 'object' && instance !== null && isRateLimitGuardClass(instance.constructor)) return instance.constructor;
   // Request-scoped, or not built: the class it names (useClass), or aliases (useExisting).
   const [aliased] = wrapper.isAlias ? (wrapper.inject ?? []) : [];
   return [wrapper.metatype, aliased].find(isRateLimitGuardClass);
 }
 
-function isRateLimitGuardClass(value: unknown): value is Function {
-  return typeof value === 'function' && (value === RateLimitGuard || value.prototype instanceof RateLimitGuard);
-}
-
 /** `Class` or `Class.method` of every controller, resolver or gateway whose @UseGuards names a rate-limit guard. */
-function routesGuardedLocally(modules: ModulesContainer): string[] {
+function routesGuardedLocally(modules: ModulesContainer, isRateLimitGuardClass: (value: unknown) => value is Function): string[] {
   const scanner = new MetadataScanner();
   const found = new Set<string>();
-  const guarded = (target: object) => ((Reflect.getMetadata(GUARDS_METADATA, target) as unknown[] | undefined) ?? []).some((g) => isRateLimitGuardClass(g) || g instanceof RateLimitGuard);
+  const guarded = (target: object) => ((Reflect.getMetadata(GUARDS_METADATA, target) as unknown[] | undefined) ?? []).some((g) => isRateLimitGuardClass(g) || isRateLimitGuardClass((g as { constructor?: unknown } | null)?.constructor));
   for (const module of modules.values()) {
     for (const wrapper of [...module.controllers.values(), ...module.providers.values()]) {
       const cls = wrapper.metatype;

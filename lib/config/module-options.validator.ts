@@ -1,50 +1,11 @@
 import proxyAddr from 'proxy-addr';
-import { RateLimitConfigError } from './rate-limit-config.error.js';
-import type { ExecutionContext } from '@nestjs/common';
-import type { Clock } from '../interfaces/clock.interface.js';
-import type { RateLimitErrorDetail } from '../interfaces/rate-limit-error-detail.interface.js';
-import type { RateLimitConfigReader, RateLimitDecisionEvent, RateLimitHeadersMode, RateLimitModuleOptions } from '../interfaces/rate-limit-options.interface.js';
-import type { FailurePolicy } from '../interfaces/rule.interface.js';
-import type { RejectionAuditOptions } from '../observability/rejection.audit.js';
-import type { CircuitBreakerOptions } from '../resilience/circuit-breaker.js';
+import { RateLimitConfigError } from '../rules/rate-limit-config.error.js';
+import type { RateLimitHeadersMode, RateLimitModuleOptions } from '../interfaces/rate-limit-options.interface.js';
+import type { RateLimitSettings } from '../interfaces/rate-limit-settings.interface.js';
 import { DEFAULT_BLOCK_CACHE_BYTES, DEFAULT_BLOCK_CACHE_KEYS } from '../resilience/local-block.cache.js';
-import { DEFAULT_MAX_BATCH } from '../stores/redis-call.batcher.js';
-import { checkFailurePolicy } from './define-rule.js';
+import { DEFAULT_MAX_BATCH } from '../stores/redis/redis-call.batcher.js';
+import { checkFailurePolicy } from '../rules/define-rule.js';
 import { userAgentPatterns } from './policy.compiler.js';
-
-/** The module options after validation, as the guard and the service read them. */
-export interface RateLimitSettings {
-  readonly keyPrefix: string;
-  readonly headers: RateLimitHeadersMode;
-  /** Whether the headers report shadow rules too. */
-  readonly shadowHeaders: boolean;
-  /** proxy-addr's trust function when `trustProxy` is set; otherwise the platform's own `ip` is used. */
-  readonly trustProxy?: (address: string, hop: number) => boolean;
-  readonly ipv6Subnet: number;
-  readonly skip?: (context: ExecutionContext) => boolean | Promise<boolean>;
-  readonly ignoreUserAgents?: readonly RegExp[];
-  readonly getTracker?: RateLimitModuleOptions['getTracker'];
-  readonly generateKey?: RateLimitModuleOptions['generateKey'];
-  readonly errorMessage: string | ((context: ExecutionContext, detail: RateLimitErrorDetail) => string);
-  readonly clock?: Clock;
-  readonly config?: RateLimitConfigReader;
-  readonly configPath: string;
-  readonly refreshIntervalMs: number;
-  readonly failurePolicy: FailurePolicy;
-  readonly timeoutMs: number;
-  /** The Redis store's coalescing: false, or the most decisions per script call. */
-  readonly coalesce: false | { maxBatch: number };
-  /** Start on the failure policy when Redis refuses the connection for a reason retrying cannot fix. */
-  readonly startDegraded: boolean;
-  readonly circuitBreaker: Required<CircuitBreakerOptions>;
-  /** 0 = no block cache. */
-  readonly blockCacheKeys: number;
-  /** Estimated bytes the block cache may hold. */
-  readonly blockCacheBytes: number;
-  readonly onDecision?: (event: RateLimitDecisionEvent) => void;
-  readonly onRejected?: (event: RateLimitDecisionEvent) => void;
-  readonly audit?: Required<RejectionAuditOptions>;
-}
 
 const HEADER_MODES: readonly RateLimitHeadersMode[] = ['draft', 'legacy', 'both', 'per-rule', false];
 const KNOWN_OPTIONS = new Set([

@@ -1,6 +1,6 @@
-import { defineRule, maxCost, RULE_NAME } from './define-rule.js';
-import { parseInteger } from './duration.parser.js';
-import { RateLimitConfigError } from './rate-limit-config.error.js';
+import { defineRule, maxCost, RULE_NAME } from '../rules/define-rule.js';
+import { parseInteger } from '../rules/duration.parser.js';
+import { RateLimitConfigError } from '../rules/rate-limit-config.error.js';
 import { compileResolvablePolicy, resolvedFields } from './resolvable-policy.compiler.js';
 import type { RateLimitKey, RateLimitMode, RateLimitNamedPolicyOptions, RateLimitPolicyOptions, RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
 import type { KeySpec, RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';

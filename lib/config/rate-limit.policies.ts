@@ -1,7 +1,7 @@
 import { compileConfigPart, configParts, DEFAULT_PART, partPath, RULE_PART, snapshot, type ConfigPart } from './config-part.compiler.js';
-import { RULE_NAME } from './define-rule.js';
+import { RULE_NAME } from '../rules/define-rule.js';
 import { checkDefaultNames, compileRules, defaultNameField, type CompiledRules } from './policy.compiler.js';
-import { RateLimitConfigError } from './rate-limit-config.error.js';
+import { RateLimitConfigError } from '../rules/rate-limit-config.error.js';
 import type { RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
 import type { RateLimitConfigReader, RateLimitMode, RateLimitPolicyOptions, RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
 

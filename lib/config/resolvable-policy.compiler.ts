@@ -1,6 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
-import { parseDuration, parseInteger } from './duration.parser.js';
-import { RateLimitConfigError } from './rate-limit-config.error.js';
+import { parseDuration, parseInteger } from '../rules/duration.parser.js';
+import { RateLimitConfigError } from '../rules/rate-limit-config.error.js';
 import type { RateLimitPolicyOptions } from '../interfaces/rate-limit-options.interface.js';
 import type { RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
 

@@ -1,5 +1,5 @@
 import { compileGuardFields, compileRoutePolicy, splitPolicyOptions } from '../config/policy.compiler.js';
-import { RATE_LIMIT_METADATA } from '../rate-limit.constants.js';
+import { RATE_LIMIT_METADATA } from '../interfaces/rate-limit.constants.js';
 import type { RateLimitDecoratorOptions, RateLimitPolicyOptions } from '../interfaces/rate-limit-options.interface.js';
 import type { Duration, RateLimitAlgorithm } from '../interfaces/rule.interface.js';
 

@@ -1,5 +1,5 @@
 import { compileRoutePolicy, overridePolicy } from '../config/policy.compiler.js';
-import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
+import { RateLimitConfigError } from '../rules/rate-limit-config.error.js';
 import type { RateLimitPolicies } from '../config/rate-limit.policies.js';
 import type { RateLimitKey, RateLimitPolicyOptions } from '../interfaces/rate-limit-options.interface.js';
 import type { RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Optional, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
+import { RateLimitConfigError } from '../rules/rate-limit-config.error.js';
 import { interceptorRunsFor } from '../http/rate-limit.interceptor.js';
 import { RateLimitPolicies } from '../config/rate-limit.policies.js';
 import type { RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
-import { RATE_LIMIT_GLOBAL_INTERCEPTOR, RATE_LIMIT_METADATA, SKIP_RATE_LIMIT_METADATA } from '../rate-limit.constants.js';
+import { RATE_LIMIT_GLOBAL_INTERCEPTOR, RATE_LIMIT_METADATA, SKIP_RATE_LIMIT_METADATA } from '../interfaces/rate-limit.constants.js';
 import type { RateLimitEntry } from './rate-limit.decorator.js';
 import { resolveRoutePolicies } from './route-policies.resolver.js';
 

@@ -1,4 +1,4 @@
-import { SKIP_RATE_LIMIT_METADATA } from '../rate-limit.constants.js';
+import { SKIP_RATE_LIMIT_METADATA } from '../interfaces/rate-limit.constants.js';
 
 /** `true` (every rule) or the names of the rules skipped. */
 export type SkipRateLimitMetadata = true | readonly string[];

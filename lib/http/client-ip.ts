@@ -1,14 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import proxyAddr from 'proxy-addr';
 import type { IncomingMessage } from 'node:http';
-
-/** What the guard needs from an Express request, a Fastify request, or a raw Node request. */
-export interface HttpRequestLike {
-  ip?: string;
-  raw?: IncomingMessage;
-  socket?: { remoteAddress?: string };
-  headers?: Record<string, string | string[] | undefined>;
-}
+import type { HttpRequestLike } from '../interfaces/http-request.interface.js';
 
 /**
  * The client's address. With `trust` (the module's `trustProxy`) it is computed here from the socket and

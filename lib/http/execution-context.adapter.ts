@@ -1,5 +1,5 @@
 import type { ExecutionContext } from '@nestjs/common';
-import type { HttpRequestLike } from './client-ip.js';
+import type { HttpRequestLike } from '../interfaces/http-request.interface.js';
 import { upgradeRequestOf } from './upgrade-requests.js';
 
 /** The request and response (or reply) of a context; `request` is undefined for contexts the guard cannot read. */

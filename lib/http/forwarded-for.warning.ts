@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { HttpRequestLike } from './client-ip.js';
+import type { HttpRequestLike } from '../interfaces/http-request.interface.js';
 
 const logger = new Logger('RateLimit');
 let warned = false;

@@ -3,9 +3,9 @@ import { finalize, Observable, type Subscription } from 'rxjs';
 import type { MultiDecision } from '../interfaces/decision.interface.js';
 import type { Lease } from '../interfaces/lease-store.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
-import type { RateLimitService } from '../rate-limit.service.js';
-import { leaseNotAsked, withLeaseDecisions } from '../stores/lease.decisions.js';
-import { releaseAll } from '../stores/lease.holder.js';
+import type { RequestLeaseDecider } from '../interfaces/lease-store.interface.js';
+import { leaseNotAsked, withLeaseDecisions } from '../stores/leases/lease.decisions.js';
+import { releaseAll } from '../stores/leases/lease.holder.js';
 
 /** Sets the headers of a refused call and throws its refusal, as the guard does for its own (RateLimitGuard builds it). */
 export type RefuseCall = (result: MultiDecision) => unknown;
@@ -22,7 +22,7 @@ const pending = new WeakMap<object, TakeLeases>();
  * to RateLimitInterceptor, which runs only once every guard admitted the call: a call another guard refuses
  * holds nothing. Until then the concurrency rules report the lease as not yet asked.
  */
-export async function decideDeferringLeases(service: RateLimitService, entries: readonly RuleKey[], rulesVersion: number, context: ExecutionContext, refuse: RefuseCall): Promise<MultiDecision> {
+export async function decideDeferringLeases(service: RequestLeaseDecider, entries: readonly RuleKey[], rulesVersion: number, context: ExecutionContext, refuse: RefuseCall): Promise<MultiDecision> {
   const rated = await service.decideRates(entries, rulesVersion);
   if (rated.rates.allowed) {
     const take: TakeLeases = async () => {

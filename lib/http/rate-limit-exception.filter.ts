@@ -1,9 +1,9 @@
 import { Catch, Inject, Optional, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { RateLimitSettings } from '../config/module-options.validator.js';
-import type { RateLimitMetrics } from '../observability/rate-limit.metrics.js';
-import { RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS } from '../rate-limit.constants.js';
-import { RateLimitExceededException } from '../rate-limit.exception.js';
+import type { RateLimitSettings } from '../interfaces/rate-limit-settings.interface.js';
+import type { RateLimitMetrics } from '../interfaces/metrics.interface.js';
+import { RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS } from '../interfaces/rate-limit.constants.js';
+import { RateLimitExceededException } from './rate-limit.exception.js';
 import { countRefusals, setRefusalHeaders } from './rate-limit-refusal.response.js';
 
 /**

@@ -1,7 +1,7 @@
-import type { RateLimitSettings } from '../config/module-options.validator.js';
-import type { RateLimitMetrics } from '../observability/rate-limit.metrics.js';
+import type { RateLimitSettings } from '../interfaces/rate-limit-settings.interface.js';
+import type { RateLimitMetrics } from '../interfaces/metrics.interface.js';
 import { claimUncounted, refusalRule } from '../observability/refusal.registry.js';
-import type { RateLimitExceededException } from '../rate-limit.exception.js';
+import type { RateLimitExceededException } from './rate-limit.exception.js';
 import { setHeaders } from './execution-context.adapter.js';
 import { isRateLimitHeader, rateLimitHeaders, shownOutcomes } from './rate-limit.headers.js';
 

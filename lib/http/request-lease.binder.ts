@@ -2,9 +2,9 @@ import type { ExecutionContext } from '@nestjs/common';
 import type { MultiDecision } from '../interfaces/decision.interface.js';
 import type { Lease } from '../interfaces/lease-store.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
-import type { RateLimitService } from '../rate-limit.service.js';
+import type { RequestLeaseDecider } from '../interfaces/lease-store.interface.js';
 import { decideDeferringLeases, type RefuseCall } from './handler-lease.binder.js';
-import { releaseAll } from '../stores/lease.holder.js';
+import { releaseAll } from '../stores/leases/lease.holder.js';
 
 /** Whether a request's rules include a concurrency rule, whose leases the guard must hold for the request. */
 export function hasLeaseRules(entries: readonly RuleKey[]): boolean {
@@ -23,7 +23,7 @@ export function hasLeaseRules(entries: readonly RuleKey[]): boolean {
  * interceptor will not run for it: nothing would hold its leases.
  */
 export async function decideHoldingLeases(
-  service: RateLimitService,
+  service: RequestLeaseDecider,
   entries: readonly RuleKey[],
   rulesVersion: number,
   context: ExecutionContext,

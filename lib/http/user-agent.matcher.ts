@@ -1,4 +1,4 @@
-import type { HttpRequestLike } from './client-ip.js';
+import type { HttpRequestLike } from '../interfaces/http-request.interface.js';
 
 /**
  * Whether the request's `User-Agent` matches one of `patterns` (`ignoreUserAgents`). `search` rather than

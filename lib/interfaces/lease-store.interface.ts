@@ -1,4 +1,6 @@
+import type { MultiDecision } from './decision.interface.js';
 import type { FailurePolicy, RateLimitRule } from './rule.interface.js';
+import type { RuleKey } from './store.interface.js';
 
 /** A slot of a concurrency rule, held until released or until it expires `leaseMs` after it was taken or renewed. */
 export interface LeaseHandle {
@@ -55,4 +57,23 @@ export interface LeaseResult {
   lease?: Lease;
   /** Set when the failure policy decided, as on `Decision`. */
   degraded?: FailurePolicy;
+}
+
+/** A request's rate rules decided, for its leases to be taken after (`RateLimitService.takeLeasesAfter`). */
+export interface RatedRequest {
+  readonly entries: readonly RuleKey[];
+  /** The entries that are not concurrency rules, in order. */
+  readonly rated: readonly RuleKey[];
+  /** Their decision. */
+  readonly rates: MultiDecision;
+}
+
+/**
+ * What the HTTP lease binders ask of `RateLimitService` (which implements it): a request's rules decided with its
+ * concurrency leases taken, at once or after the rate rules.
+ */
+export interface RequestLeaseDecider {
+  decideWithLeases(entries: readonly RuleKey[], rulesVersion?: number): Promise<MultiDecision & { leases: Lease[] }>;
+  decideRates(entries: readonly RuleKey[], rulesVersion?: number): Promise<RatedRequest>;
+  takeLeasesAfter(request: RatedRequest): Promise<MultiDecision & { leases: Lease[] }>;
 }

@@ -1,15 +1,15 @@
 import type { ExecutionContext } from '@nestjs/common';
-import type { ClusterNode, ClusterOptions, RedisOptions } from '../stores/redis/clients/ioredis.options.js';
+import type { ClusterNode, ClusterOptions, RedisOptions } from './ioredis-options.interface.js';
 import type { RedisClientLike } from './redis-client.interface.js';
-import type { CircuitBreakerOptions } from '../resilience/circuit-breaker.js';
-import type { RateLimitMetricsOptions } from '../observability/rate-limit.metrics.js';
-import type { RejectionAuditOptions } from '../observability/rejection.audit.js';
+import type { CircuitBreakerOptions } from './circuit-breaker.interface.js';
+import type { RateLimitMetricsOptions } from './metrics.interface.js';
+import type { RejectionAuditOptions } from './audit.interface.js';
 import type { Clock } from './clock.interface.js';
 import type { MultiDecision } from './decision.interface.js';
 import type { RateLimitErrorDetail } from './rate-limit-error-detail.interface.js';
 import type { Duration, FailurePolicy, RateLimitRuleOptions } from './rule.interface.js';
 import type { RateLimitStore } from './store.interface.js';
-import type { HttpRequestLike } from '../http/client-ip.js';
+import type { HttpRequestLike } from './http-request.interface.js';
 
 /** Computes a tracker from the request; `undefined`, `null` or `''` means "cannot tell" (see `keyRequired`). */
 export type RateLimitKeyFunction = (context: ExecutionContext) => string | number | null | undefined | Promise<string | number | null | undefined>;

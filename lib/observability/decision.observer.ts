@@ -1,9 +1,10 @@
-import type { RateLimitSettings } from '../config/module-options.validator.js';
+import type { RateLimitSettings } from '../interfaces/rate-limit-settings.interface.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitDecisionEvent } from '../interfaces/rate-limit-options.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';
-import { NO_METRICS, type RateLimitMetrics } from './rate-limit.metrics.js';
+import { NO_METRICS } from './rate-limit.metrics.js';
+import type { RateLimitMetrics } from '../interfaces/metrics.interface.js';
 import { noteRefusal } from './refusal.registry.js';
 import type { RejectionAudit } from './rejection.audit.js';
 

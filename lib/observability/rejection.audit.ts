@@ -1,12 +1,5 @@
 import type { RedisClientPort } from '../stores/redis/clients/redis-client.port.js';
 
-export interface RejectionAuditOptions {
-  /** Stream key. @default '<keyPrefix>:audit' */
-  streamKey?: string;
-  /** Entries kept, approximately (`XADD ... MAXLEN ~ n`): trimming whole nodes is what keeps XADD cheap. @default 10000 */
-  maxLen?: number;
-}
-
 /** One refusal as written to the audit stream. */
 export interface RejectionRecord {
   rule: string;

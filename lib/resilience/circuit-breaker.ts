@@ -1,15 +1,5 @@
+import type { CircuitBreakerOptions, CircuitState } from '../interfaces/circuit-breaker.interface.js';
 import type { Clock } from '../interfaces/clock.interface.js';
-
-export type CircuitState = 'closed' | 'open' | 'half-open';
-
-export interface CircuitBreakerOptions {
-  /** Consecutive failures that open the circuit. @default 3 */
-  failureThreshold?: number;
-  /** First open interval, in ms; doubled on each failed probe. @default 500 */
-  minOpenMs?: number;
-  /** Longest open interval, in ms. @default 30000 */
-  maxOpenMs?: number;
-}
 
 /**
  * Stops calling a failing store for a while instead of paying the timeout on every request. After

@@ -1,7 +1,7 @@
 import type { LeaseDecision, LeaseHandle, LeaseStore } from '../interfaces/lease-store.interface.js';
 import type { FailurePolicy, RateLimitRule } from '../interfaces/rule.interface.js';
-import { checkLeaseCall } from '../stores/lease.check.js';
-import type { MemoryLeaseStore } from '../stores/memory-lease.store.js';
+import { checkLeaseCall } from '../stores/leases/lease.check.js';
+import type { MemoryLeaseStore } from '../stores/leases/memory-lease.store.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { DeadlineQueue } from './deadline.queue.js';
 

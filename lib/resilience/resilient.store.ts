@@ -1,11 +1,12 @@
-import { maxCost } from '../config/define-rule.js';
+import { maxCost } from '../rules/define-rule.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { FailurePolicy, RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import { checkEntry } from '../stores/call.validator.js';
-import type { MemoryStore } from '../stores/memory.store.js';
+import type { MemoryStore } from '../stores/memory/memory.store.js';
 import { mergeCall } from '../stores/store.plan.js';
-import { CircuitBreaker, type CircuitBreakerOptions, type CircuitState } from './circuit-breaker.js';
+import { CircuitBreaker } from './circuit-breaker.js';
+import type { CircuitBreakerOptions, CircuitState } from '../interfaces/circuit-breaker.interface.js';
 import { DeadlineQueue } from './deadline.queue.js';
 
 export interface ResilientStoreOptions {

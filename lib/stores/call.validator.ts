@@ -1,5 +1,5 @@
 import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
-import { maxCost } from '../config/define-rule.js';
+import { maxCost } from '../rules/define-rule.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import { RateLimitCostError } from './rate-limit-cost.error.js';
 

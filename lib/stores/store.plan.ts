@@ -1,6 +1,6 @@
 import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
 import type { AlgorithmDefinition } from '../algorithms/algorithm.interface.js';
-import { maxCost } from '../config/define-rule.js';
+import { maxCost } from '../rules/define-rule.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitRule, WindowAlgorithm } from '../interfaces/rule.interface.js';
 import type { RuleKey } from '../interfaces/store.interface.js';

@@ -1,7 +1,7 @@
 import { defineRule, RedisStore } from '../../lib/index.js';
 import type { LeaseStore } from '../../lib/interfaces/lease-store.interface.js';
-import { MemoryLeaseStore } from '../../lib/stores/memory-lease.store.js';
-import { RedisLeaseStore } from '../../lib/stores/redis-lease.store.js';
+import { MemoryLeaseStore } from '../../lib/stores/leases/memory-lease.store.js';
+import { RedisLeaseStore } from '../../lib/stores/leases/redis-lease.store.js';
 import { STORE_KINDS, useStores } from '../support/stores.js';
 
 const exports = defineRule({ algorithm: 'concurrency', limit: 2, leaseMs: '10s' }, 'exports');

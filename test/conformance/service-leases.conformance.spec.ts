@@ -1,8 +1,8 @@
 import { jest } from '@jest/globals';
 import { defineRule, RateLimitExceededException, RateLimitPolicies, RateLimitService, RedisStore, type RateLimitRule } from '../../lib/index.js';
 import { validateModuleOptions } from '../../lib/config/module-options.validator.js';
-import { MemoryLeaseStore } from '../../lib/stores/memory-lease.store.js';
-import { RedisLeaseStore } from '../../lib/stores/redis-lease.store.js';
+import { MemoryLeaseStore } from '../../lib/stores/leases/memory-lease.store.js';
+import { RedisLeaseStore } from '../../lib/stores/leases/redis-lease.store.js';
 import { useStores } from '../support/stores.js';
 
 const exports: RateLimitRule = defineRule({ algorithm: 'concurrency', limit: 1, leaseMs: '1s' }, 'exports');

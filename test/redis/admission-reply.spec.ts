@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { defineRule, MemoryStore, RedisStore, type Decision, type RateLimitRule, type RateLimitStore } from '../../lib/index.js';
-import { loadScript } from '../../lib/stores/lua-script.loader.js';
+import { loadScript } from '../../lib/stores/redis/lua-script.loader.js';
 import { ManualClock } from '../support/manual.clock.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { defineRule, MemoryStore, RedisStore, type Decision, type RateLimitRule, type RateLimitStore } from '../../lib/index.js';
 import { MAX_EXACT_UNITS } from '../../lib/algorithms/exact-instant.js';
-import { maxCost, MAX_WINDOW_MS } from '../../lib/config/define-rule.js';
-import { loadScript } from '../../lib/stores/lua-script.loader.js';
+import { maxCost, MAX_WINDOW_MS } from '../../lib/rules/define-rule.js';
+import { loadScript } from '../../lib/stores/redis/lua-script.loader.js';
 import { ManualClock } from '../support/manual.clock.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 

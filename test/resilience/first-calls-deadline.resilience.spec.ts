@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { defineRule, MemoryStore, RedisStore, ResilientStore, ruleKeys, type Decision } from '../../lib/index.js';
-import { UNMEASURED_SKEW_MS } from '../../lib/stores/redis-clock.offset.js';
+import { UNMEASURED_SKEW_MS } from '../../lib/stores/redis/redis-clock.offset.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 import { watchUnhandledRejections } from './support/resilient-app.js';
 

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { defineRule, safeClientOptions, type FailurePolicy } from '../../lib/index.js';
 import { ResilientLeaseStore } from '../../lib/resilience/resilient-lease.store.js';
-import { MemoryLeaseStore } from '../../lib/stores/memory-lease.store.js';
-import { RedisLeaseStore } from '../../lib/stores/redis-lease.store.js';
+import { MemoryLeaseStore } from '../../lib/stores/leases/memory-lease.store.js';
+import { RedisLeaseStore } from '../../lib/stores/leases/redis-lease.store.js';
 import { freePort } from '../support/redis-server.js';
 
 const exports = defineRule({ algorithm: 'concurrency', limit: 1, leaseMs: '1m' }, 'exports');

@@ -1,6 +1,6 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 import type { RateLimitMetrics } from '../../lib/index.js';
-import { RateLimitConfigError } from '../../lib/config/rate-limit-config.error.js';
+import { RateLimitConfigError } from '../../lib/rules/rate-limit-config.error.js';
 import { createMetrics, UTILIZATION_BUCKETS } from '../../lib/observability/rate-limit.metrics.js';
 
 const DURATION_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25];

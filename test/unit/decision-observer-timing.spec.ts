@@ -1,6 +1,7 @@
 import { defineRule } from '../../lib/index.js';
 import { DecisionObserver } from '../../lib/observability/decision.observer.js';
-import { NO_METRICS, type RateLimitMetrics } from '../../lib/observability/rate-limit.metrics.js';
+import { NO_METRICS } from '../../lib/observability/rate-limit.metrics.js';
+import type { RateLimitMetrics } from '../../lib/interfaces/metrics.interface.js';
 
 const recording = (durations: number[]): RateLimitMetrics => ({ ...NO_METRICS, duration: (seconds) => durations.push(seconds) });
 

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import type { MemoryEntry } from '../../lib/algorithms/algorithm.interface.js';
-import { MemoryKeyTable, type KeyKind } from '../../lib/stores/memory-key.table.js';
+import { MemoryKeyTable, type KeyKind } from '../../lib/stores/memory/memory-key.table.js';
 
 const KEYS = 10;
 const key = fc.integer({ min: 0, max: KEYS - 1 }).map((i) => `k${i}`);

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { RateLimit, RateLimitPolicies, SkipRateLimit } from '../../lib/index.js';
 import { resolveRoutePolicies } from '../../lib/decorators/route-policies.resolver.js';
-import { RATE_LIMIT_METADATA, SKIP_RATE_LIMIT_METADATA } from '../../lib/rate-limit.constants.js';
+import { RATE_LIMIT_METADATA, SKIP_RATE_LIMIT_METADATA } from '../../lib/interfaces/rate-limit.constants.js';
 
 const policies = new RateLimitPolicies({ defaultRule: { limit: 100, window: '1m' }, rules: { login: { limit: 5, window: '1m', key: 'body:username' } } });
 

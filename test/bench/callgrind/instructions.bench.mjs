@@ -104,7 +104,7 @@ async function subjectCall(subject) {
   const { IncomingMessage, ServerResponse } = await import('node:http');
   const { Socket } = await import('node:net');
   const { RateLimitPolicies } = await import('../../../dist/config/rate-limit.policies.js');
-  const { RATE_LIMIT_SETTINGS } = await import('../../../dist/rate-limit.constants.js');
+  const { RATE_LIMIT_SETTINGS } = await import('../../../dist/interfaces/rate-limit.constants.js');
   const guard = new lib.RateLimitGuard(app.get(Reflector), app.get(lib.RateLimitService), app.get(RateLimitPolicies), app.get(RATE_LIMIT_SETTINGS));
   class BenchController {
     handler() {}

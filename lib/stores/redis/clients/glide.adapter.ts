@@ -1,5 +1,5 @@
 import type { GlideClientLike, GlideClusterClientLike, GlideRoute, RedisArg } from '../../../interfaces/redis-client.interface.js';
-import { isNoScript, type LuaScript } from '../../redis-script.call.js';
+import { isNoScript, type LuaScript } from './redis-script.call.js';
 import calculateSlot from 'cluster-key-slot';
 import { LoadedScripts } from './loaded-scripts.js';
 import type { RedisClientPort, WriteCorker } from './redis-client.port.js';

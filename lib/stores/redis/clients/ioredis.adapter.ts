@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { LuaScript } from '../../redis-script.call.js';
+import type { LuaScript } from './redis-script.call.js';
 import { unsafeIoRedisSettings } from './ioredis.factory.js';
 import { callScript } from './ioredis.script-command.js';
 import { RedisWriteCorker } from './ioredis.write-corker.js';

@@ -1,5 +1,5 @@
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { RateLimitConfigError } from '../../../config/rate-limit-config.error.js';
+import { RateLimitConfigError } from '../../../rules/rate-limit-config.error.js';
 import type { RateLimitClusterOptions } from '../../../interfaces/rate-limit-options.interface.js';
 
 /**

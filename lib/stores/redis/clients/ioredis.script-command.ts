@@ -1,5 +1,5 @@
 import { Command, type Cluster, type Redis } from 'ioredis';
-import { isNoScript, type LuaScript } from '../../redis-script.call.js';
+import { isNoScript, type LuaScript } from './redis-script.call.js';
 
 /** Per connection (its socket), the SHAs of the scripts it has sent as EVAL: its server has them since. */
 const LOADED = new WeakMap<object, Set<string>>();

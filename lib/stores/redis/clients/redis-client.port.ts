@@ -1,5 +1,5 @@
 import type { RedisClientLike } from '../../../interfaces/redis-client.interface.js';
-import type { LuaScript } from '../../redis-script.call.js';
+import type { LuaScript } from './redis-script.call.js';
 
 /** What a Redis client is asked before each script call when coalescing is off (ioredis corks its socket). */
 export interface WriteCorker {

@@ -1,9 +1,9 @@
-import type { Clock } from '../interfaces/clock.interface.js';
-import type { LeaseDecision, LeaseHandle, LeaseStore } from '../interfaces/lease-store.interface.js';
-import type { RateLimitRule } from '../interfaces/rule.interface.js';
-import { leaseKey } from '../keys/key.builder.js';
+import type { Clock } from '../../interfaces/clock.interface.js';
+import type { LeaseDecision, LeaseHandle, LeaseStore } from '../../interfaces/lease-store.interface.js';
+import type { RateLimitRule } from '../../interfaces/rule.interface.js';
+import { leaseKey } from '../../keys/key.builder.js';
 import { checkLeaseCall, newLeaseId } from './lease.check.js';
-import { monotonic } from './monotonic.clock.js';
+import { monotonic } from '../monotonic.clock.js';
 
 export interface MemoryLeaseStoreOptions {
   /** Prefix of every key, as in the Redis store (keys are only map keys here). @default 'rl' */

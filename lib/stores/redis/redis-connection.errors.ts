@@ -1,4 +1,4 @@
-import type { RedisClientPort } from './redis/clients/redis-client.port.js';
+import type { RedisClientPort } from './clients/redis-client.port.js';
 
 /** Replies that retrying cannot fix: credentials, ACL permissions, a database index the server does not have. */
 const PERMANENT = /^(WRONGPASS|NOAUTH|NOPERM)\b|ERR DB index is out of range|invalid password|invalid username-password/i;

@@ -1,9 +1,9 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
-import type { RuleOutcome } from './http/rate-limit.headers.js';
-import type { Decision } from './interfaces/decision.interface.js';
-import type { RateLimitErrorDetail } from './interfaces/rate-limit-error-detail.interface.js';
-import type { RateLimitRule } from './interfaces/rule.interface.js';
-import { refusalRule } from './observability/refusal.registry.js';
+import type { RuleOutcome } from './rate-limit.headers.js';
+import type { Decision } from '../interfaces/decision.interface.js';
+import type { RateLimitErrorDetail } from '../interfaces/rate-limit-error-detail.interface.js';
+import type { RateLimitRule } from '../interfaces/rule.interface.js';
+import { refusalRule } from '../observability/refusal.registry.js';
 
 /** The 429 body. */
 export interface RateLimitExceededBody {

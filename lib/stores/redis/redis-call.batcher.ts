@@ -1,4 +1,4 @@
-import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
+import type { Decision, MultiDecision } from '../../interfaces/decision.interface.js';
 import type { ScriptCall } from './redis-call.codec.js';
 
 /** A call waiting in a batch, and how to hand it its part of the batch's reply. */

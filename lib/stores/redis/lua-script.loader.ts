@@ -3,13 +3,13 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
 /**
- * `lua/` sits at the package root, which is two levels above this file in the sources (lib/stores) and the
- * ES-module build (dist/stores), three in the CommonJS build (dist/cjs/stores). That build is compiled from this
+ * `lua/` sits at the package root, which is three levels above this file in the sources (lib/stores/redis) and the
+ * ES-module build (dist/stores/redis), four in the CommonJS build (dist/cjs/stores/redis). That build is compiled from this
  * same file, with `import.meta.url` replaced by the CommonJS module's own URL (scripts/build-cjs.mjs).
  */
 function findLuaDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(here, '..', '..', 'lua'), join(here, '..', '..', '..', 'lua')];
+  const candidates = [join(here, '..', '..', '..', 'lua'), join(here, '..', '..', '..', '..', 'lua')];
   const found = candidates.find((dir) => existsSync(join(dir, 'includes', 'prelude.lua')));
   if (!found) throw new Error(`The rate-limit Lua scripts are missing: looked for lua/includes/prelude.lua in ${candidates.join(' and ')} (the package's "lua" folder must be installed beside "dist")`);
   return found;

@@ -1,19 +1,19 @@
 import calculateSlot from 'cluster-key-slot';
-import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
-import { throttle, type ThrottleReply } from '../algorithms/gcra.throttle.js';
-import type { Clock } from '../interfaces/clock.interface.js';
-import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
-import type { RateLimitRule } from '../interfaces/rule.interface.js';
-import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
+import { ALGORITHM_DEFINITIONS } from '../../algorithms/algorithm.registry.js';
+import { throttle, type ThrottleReply } from '../gcra.throttle.js';
+import type { Clock } from '../../interfaces/clock.interface.js';
+import type { Decision, MultiDecision } from '../../interfaces/decision.interface.js';
+import type { RateLimitRule } from '../../interfaces/rule.interface.js';
+import type { RateLimitStore, RuleKey } from '../../interfaces/store.interface.js';
 import { loadCombinedScript, loadScript } from './lua-script.loader.js';
 import { RedisClockOffset } from './redis-clock.offset.js';
-import { luaScript, type LuaScript } from './redis-script.call.js';
+import { luaScript, type LuaScript } from './clients/redis-script.call.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
 import { ReplyReader, checkReply, encodeBatch, type ScriptCall, type ScriptReply } from './redis-call.codec.js';
-import { expandDecisions, planRule, planRules, type PlannedRule, type StoreOp } from './store.plan.js';
-import type { RedisClientLike } from '../interfaces/redis-client.interface.js';
-import { clientPort } from './redis/clients/client.recognizer.js';
-import type { RedisClientPort, WriteCorker } from './redis/clients/redis-client.port.js';
+import { expandDecisions, planRule, planRules, type PlannedRule, type StoreOp } from '../store.plan.js';
+import type { RedisClientLike } from '../../interfaces/redis-client.interface.js';
+import { clientPort } from './clients/client.recognizer.js';
+import type { RedisClientPort, WriteCorker } from './clients/redis-client.port.js';
 
 export interface RedisStoreOptions {
   /** Prefix of every key: `<prefix>:<rule>:<tag>:{<tracker>}` (see keys/key.builder.ts). Must not contain `{` or `}`. @default 'rl' */

@@ -1,10 +1,10 @@
-import type { RateLimitSettings } from '../config/module-options.validator.js';
+import type { RateLimitSettings } from '../interfaces/rate-limit-settings.interface.js';
 import type { LeaseStore } from '../interfaces/lease-store.interface.js';
 import type { RateLimitStore } from '../interfaces/store.interface.js';
 import { ResilientLeaseStore } from '../resilience/resilient-lease.store.js';
 import { ResilientStore } from '../resilience/resilient.store.js';
-import { MemoryLeaseStore } from './memory-lease.store.js';
-import { RedisLeaseStore } from './redis-lease.store.js';
+import { MemoryLeaseStore } from '../stores/leases/memory-lease.store.js';
+import { RedisLeaseStore } from '../stores/leases/redis-lease.store.js';
 import type { StoreHandle } from './store.factory.js';
 
 /**

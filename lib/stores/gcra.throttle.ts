@@ -1,4 +1,4 @@
-import { defineRule } from '../config/define-rule.js';
+import { defineRule } from '../rules/define-rule.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore } from '../interfaces/store.interface.js';
 

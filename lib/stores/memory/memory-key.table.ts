@@ -1,4 +1,4 @@
-import type { MemoryEntry } from '../algorithms/algorithm.interface.js';
+import type { MemoryEntry } from '../../algorithms/algorithm.interface.js';
 
 /** What a key holds, as far as eviction cares: rule state, or a lockout (which is the costliest to forget). */
 export type KeyKind = 'state' | 'lockout';

@@ -1,4 +1,4 @@
-import type { RedisClientPort } from './redis/clients/redis-client.port.js';
+import type { RedisClientPort } from './clients/redis-client.port.js';
 
 // How often the estimate of Redis's clock against ours is refreshed.
 const CLOCK_SYNC_MS = 60_000;

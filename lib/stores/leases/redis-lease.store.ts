@@ -1,13 +1,13 @@
-import type { Clock } from '../interfaces/clock.interface.js';
-import type { LeaseDecision, LeaseHandle, LeaseStore } from '../interfaces/lease-store.interface.js';
-import type { RateLimitRule } from '../interfaces/rule.interface.js';
-import { leaseKey } from '../keys/key.builder.js';
+import type { Clock } from '../../interfaces/clock.interface.js';
+import type { LeaseDecision, LeaseHandle, LeaseStore } from '../../interfaces/lease-store.interface.js';
+import type { RateLimitRule } from '../../interfaces/rule.interface.js';
+import { leaseKey } from '../../keys/key.builder.js';
 import { checkLeaseCall, newLeaseId } from './lease.check.js';
-import { loadScript } from './lua-script.loader.js';
-import type { RedisClientLike } from '../interfaces/redis-client.interface.js';
-import { luaScript, type LuaScript } from './redis-script.call.js';
-import { clientPort } from './redis/clients/client.recognizer.js';
-import type { RedisClientPort } from './redis/clients/redis-client.port.js';
+import { loadScript } from '../redis/lua-script.loader.js';
+import type { RedisClientLike } from '../../interfaces/redis-client.interface.js';
+import { luaScript, type LuaScript } from '../redis/clients/redis-script.call.js';
+import { clientPort } from '../redis/clients/client.recognizer.js';
+import type { RedisClientPort } from '../redis/clients/redis-client.port.js';
 
 export interface RedisLeaseStoreOptions {
   /** Prefix of every key: `<prefix>:<rule>:cc:{<tracker>}`. Must not contain `{` or `}`. @default 'rl' */

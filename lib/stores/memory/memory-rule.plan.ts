@@ -1,8 +1,8 @@
-import { ALGORITHM_DEFINITIONS } from '../algorithms/algorithm.registry.js';
-import type { AlgorithmRule, MemoryAlgorithm } from '../algorithms/algorithm.interface.js';
-import { maxCost } from '../config/define-rule.js';
-import type { RateLimitRule, WindowAlgorithm } from '../interfaces/rule.interface.js';
-import { checkEntry, type CallOp } from './call.validator.js';
+import { ALGORITHM_DEFINITIONS } from '../../algorithms/algorithm.registry.js';
+import type { AlgorithmRule, MemoryAlgorithm } from '../../algorithms/algorithm.interface.js';
+import { maxCost } from '../../rules/define-rule.js';
+import type { RateLimitRule, WindowAlgorithm } from '../../interfaces/rule.interface.js';
+import { checkEntry, type CallOp } from '../call.validator.js';
 import type { KeySpace, MemoryKeyTable } from './memory-key.table.js';
 
 /** One rule as the memory store decides it: everything that does not change from one call to the next. */

@@ -1,8 +1,8 @@
-import type { Decision } from '../interfaces/decision.interface.js';
-import type { LeaseDecision } from '../interfaces/lease-store.interface.js';
-import type { RateLimitRule } from '../interfaces/rule.interface.js';
-import type { RuleKey } from '../interfaces/store.interface.js';
-import { asShadow } from '../shadow/shadow-mode.decider.js';
+import type { Decision } from '../../interfaces/decision.interface.js';
+import type { LeaseDecision } from '../../interfaces/lease-store.interface.js';
+import type { RateLimitRule } from '../../interfaces/rule.interface.js';
+import type { RuleKey } from '../../interfaces/store.interface.js';
+import { asShadow } from '../../shadow/shadow-mode.decider.js';
 
 /**
  * Longest Retry-After of a refused lease, in ms. A slot frees when a request in flight ends, which no store can

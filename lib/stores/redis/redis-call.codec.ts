@@ -1,6 +1,6 @@
-import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
-import type { RateLimitRule } from '../interfaces/rule.interface.js';
-import { ceilMs, toDecision, type PlannedRule, type StoreOp } from './store.plan.js';
+import type { Decision, MultiDecision } from '../../interfaces/decision.interface.js';
+import type { RateLimitRule } from '../../interfaces/rule.interface.js';
+import { ceilMs, toDecision, type PlannedRule, type StoreOp } from '../store.plan.js';
 
 /** One store call as the scripts decide it: an operation on the rules of one request (see lua/includes/driver.lua). */
 export interface ScriptCall {

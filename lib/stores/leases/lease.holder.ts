@@ -1,4 +1,4 @@
-import type { Lease, LeaseHandle } from '../interfaces/lease-store.interface.js';
+import type { Lease, LeaseHandle } from '../../interfaces/lease-store.interface.js';
 
 /**
  * A lease as the service hands it out: renewed every `leaseMs / 2` by an unref'd timer (a request longer than

@@ -1,16 +1,16 @@
 import { Logger } from '@nestjs/common';
-import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
-import type { RateLimitSettings } from '../config/module-options.validator.js';
+import { RateLimitConfigError } from '../rules/rate-limit-config.error.js';
+import type { RateLimitSettings } from '../interfaces/rate-limit-settings.interface.js';
 import type { RateLimitClusterOptions, RateLimitModuleOptions } from '../interfaces/rate-limit-options.interface.js';
 import type { RateLimitStore } from '../interfaces/store.interface.js';
-import { MemoryStore } from './memory.store.js';
-import { RedisConnectionErrors } from './redis-connection.errors.js';
-import { RedisStore } from './redis.store.js';
-import { describeUnsupported, recognizeClient, SUPPORTED_CLIENTS } from './redis/clients/client.recognizer.js';
-import { IoRedisAdapter } from './redis/clients/ioredis.adapter.js';
-import { createIoRedis, createIoRedisCluster } from './redis/clients/ioredis.factory.js';
-import type { RedisOptions } from './redis/clients/ioredis.options.js';
-import type { RedisClientPort } from './redis/clients/redis-client.port.js';
+import { MemoryStore } from '../stores/memory/memory.store.js';
+import { RedisConnectionErrors } from '../stores/redis/redis-connection.errors.js';
+import { RedisStore } from '../stores/redis/redis.store.js';
+import { describeUnsupported, recognizeClient, SUPPORTED_CLIENTS } from '../stores/redis/clients/client.recognizer.js';
+import { IoRedisAdapter } from '../stores/redis/clients/ioredis.adapter.js';
+import { createIoRedis, createIoRedisCluster } from '../stores/redis/clients/ioredis.factory.js';
+import type { RedisOptions } from '../interfaces/ioredis-options.interface.js';
+import type { RedisClientPort } from '../stores/redis/clients/redis-client.port.js';
 
 /** A store and what the module must do with the client it talks to. */
 export interface StoreHandle {

@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../interfaces/rule.interface.js';
+import type { RateLimitRule } from '../../interfaces/rule.interface.js';
 
 /** A caller's mistake, thrown before any store is involved: a tracker that is not a string, a rule that is not a concurrency rule. */
 export function checkLeaseCall(key: unknown, rule: RateLimitRule): void {

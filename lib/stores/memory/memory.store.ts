@@ -1,17 +1,17 @@
-import { checkResult, expiryAfter, type CheckResult } from '../algorithms/algorithm.interface.js';
-import { throttle, type ThrottleReply } from '../algorithms/gcra.throttle.js';
-import { cappedLockoutLevel, ruleLockoutMs } from '../algorithms/lockout.escalation.js';
-import { RateLimitConfigError } from '../config/rate-limit-config.error.js';
-import type { Clock } from '../interfaces/clock.interface.js';
-import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
-import type { RateLimitRule } from '../interfaces/rule.interface.js';
-import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
-import { memoryTrackerKey } from '../keys/key.builder.js';
-import { checkEntry } from './call.validator.js';
+import { checkResult, expiryAfter, type CheckResult } from '../../algorithms/algorithm.interface.js';
+import { throttle, type ThrottleReply } from '../gcra.throttle.js';
+import { cappedLockoutLevel, ruleLockoutMs } from '../../algorithms/lockout.escalation.js';
+import { RateLimitConfigError } from '../../rules/rate-limit-config.error.js';
+import type { Clock } from '../../interfaces/clock.interface.js';
+import type { Decision, MultiDecision } from '../../interfaces/decision.interface.js';
+import type { RateLimitRule } from '../../interfaces/rule.interface.js';
+import type { RateLimitStore, RuleKey } from '../../interfaces/store.interface.js';
+import { memoryTrackerKey } from '../../keys/key.builder.js';
+import { checkEntry } from '../call.validator.js';
 import { MemoryKeyTable } from './memory-key.table.js';
-import { monotonic, monotonicAt } from './monotonic.clock.js';
+import { monotonic, monotonicAt } from '../monotonic.clock.js';
 import { MemoryRulePlans, type MemoryRulePlan } from './memory-rule.plan.js';
-import { ceilMs, expandDecisions, mergeCall, toDecision, type StoreOp } from './store.plan.js';
+import { ceilMs, expandDecisions, mergeCall, toDecision, type StoreOp } from '../store.plan.js';
 
 export interface MemoryStoreOptions {
   /** Prefix of every key, as in Redis. @default 'rl' */

@@ -1,0 +1,24 @@
+import type { CircuitState } from './circuit-breaker.interface.js';
+
+/** What the module reports; a no-op when prom-client is not installed or metrics are off. */
+export interface RateLimitMetrics {
+  /** One rule's part in a decision; `'shadow_rejected'`: a shadow rule refused, and the request was not refused for it. */
+  decision(rule: string, result: 'allowed' | 'rejected' | 'degraded' | 'shadow_rejected'): void;
+  /** One request's decision took this long, in seconds (Prometheus counts in seconds). */
+  duration(seconds: number): void;
+  storeError(operation: string): void;
+  circuit(state: CircuitState): void;
+  blockCacheHit(): void;
+  /**
+   * One rule's share of its limit at a decision the store made (0..1 admitted, above 1 refused), for the
+   * per-rule utilisation histogram. Optional, so that metrics objects written before it keep compiling.
+   */
+  utilization?(rule: string, ratio: number): void;
+}
+
+export interface RateLimitMetricsOptions {
+  /** A prom-client `Registry`. @default prom-client's global registry */
+  registry?: unknown;
+  /** Prefix of every metric name. @default 'rate_limit_' */
+  prefix?: string;
+}
