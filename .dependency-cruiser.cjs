@@ -57,6 +57,13 @@ module.exports = {
     },
     ...layerRules,
     {
+      name: 'redis-and-memory-stores-apart',
+      comment: 'The Redis store and the memory store share only lib/stores (the plan and the checks of a call).',
+      severity: 'error',
+      from: { path: '^lib/stores/(redis|memory)/' },
+      to: { path: '^lib/stores/(redis|memory)/', pathNot: '^lib/stores/$1/' },
+    },
+    {
       name: 'client-libraries-in-adapters-only',
       comment: 'Only the client adapters (lib/stores/redis/clients) import a Redis client library at run time.',
       severity: 'error',

@@ -3,7 +3,7 @@ import { compilePolicy } from './config/policy.compiler.js';
 import { RateLimitConfigError } from './rules/rate-limit-config.error.js';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import type { RateLimitSettings } from './interfaces/rate-limit-settings.interface.js';
-import { longestWaitMs } from './http/rate-limit.headers.js';
+import { longestWaitMs } from './interfaces/decision.arithmetic.js';
 import type { Decision, MultiDecision } from './interfaces/decision.interface.js';
 import type { RateLimitDecoratorOptions, RateLimitPolicyOptions } from './interfaces/rate-limit-options.interface.js';
 import type { RateLimitRule } from './interfaces/rule.interface.js';

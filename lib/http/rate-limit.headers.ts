@@ -1,3 +1,4 @@
+import { longestWaitMs, waitMs } from '../interfaces/decision.arithmetic.js';
 import type { Decision } from '../interfaces/decision.interface.js';
 import type { RateLimitHeadersMode } from '../interfaces/rate-limit-options.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
@@ -66,20 +67,6 @@ const POLICY_MEMBERS = new WeakMap<RateLimitRule, string>();
 /** The wait before the same request can pass: the longest among the rules that refused. */
 export function retryAfterMs(outcomes: readonly RuleOutcome[]): number {
   return longestWaitMs(outcomes.map((o) => o.decision));
-}
-
-/** `retryAfterMs` of a request's decisions: the longest wait among those that refused. */
-export function longestWaitMs(decisions: readonly Decision[]): number {
-  let wait = 0;
-  for (const decision of decisions) {
-    if (!decision.allowed) wait = Math.max(wait, waitMs(decision));
-  }
-  return wait;
-}
-
-/** A refusal's wait in ms; a request no wait lets through (retryAfterMs < 0) waits for the full reset. */
-function waitMs(decision: Decision): number {
-  return decision.retryAfterMs < 0 ? decision.resetAfterMs : decision.retryAfterMs;
 }
 
 /** Header names of `per-rule` mode: throttler's, where the `default` rule has no suffix. */
