@@ -2,17 +2,19 @@ import proxyAddr from 'proxy-addr';
 import { RateLimitConfigError } from '../rules/rate-limit-config.error.js';
 import type { RateLimitHeadersMode, RateLimitModuleOptions } from '../interfaces/rate-limit-options.interface.js';
 import type { RateLimitSettings } from '../interfaces/rate-limit-settings.interface.js';
+import type { CreatableClientLibrary } from '../interfaces/redis-client.interface.js';
 import { DEFAULT_BLOCK_CACHE_BYTES, DEFAULT_BLOCK_CACHE_KEYS } from '../resilience/local-block.cache.js';
 import { DEFAULT_MAX_BATCH } from '../stores/redis/redis-call.batcher.js';
 import { checkFailurePolicy } from '../rules/define-rule.js';
 import { userAgentPatterns } from './policy.compiler.js';
 
+const CLIENT_LIBRARIES: readonly CreatableClientLibrary[] = ['ioredis', 'iovalkey', 'node-redis'];
 const HEADER_MODES: readonly RateLimitHeadersMode[] = ['draft', 'legacy', 'both', 'per-rule', false];
 const KNOWN_OPTIONS = new Set([
   'store', 'keyPrefix', 'defaultRule', 'rules', 'headers', 'trustProxy', 'ipv6Subnet', 'skip', 'errorMessage',
   'clock', 'config', 'configPath', 'refreshIntervalMs', 'failurePolicy', 'timeoutMs', 'coalesce', 'circuitBreaker',
   'blockCache', 'metrics', 'onDecision', 'onRejected', 'audit', 'startDegraded', 'ignoreUserAgents', 'getTracker', 'generateKey',
-  'mode', 'shadowHeaders',
+  'mode', 'shadowHeaders', 'clientLibrary',
 ]);
 
 /** Validates everything but the rules and the store (compiled and created elsewhere); errors name the option. */
@@ -53,6 +55,8 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   if (refreshIntervalMs > 0 && !options.config) throw new RateLimitConfigError('refreshIntervalMs', refreshIntervalMs, '0 unless "config" is set');
   const failurePolicy = checkFailurePolicy(options.failurePolicy ?? 'memory', 'failurePolicy');
   const timeoutMs = positiveInteger(options.timeoutMs ?? 50, 'timeoutMs');
+  const clientLibrary = options.clientLibrary;
+  if (clientLibrary !== undefined && !CLIENT_LIBRARIES.includes(clientLibrary)) throw new RateLimitConfigError('clientLibrary', clientLibrary, `one of ${CLIENT_LIBRARIES.map((l) => `"${l}"`).join(', ')}`);
   // true asks for what leaving the option out gives: on, with the default batch size.
   const coalesceOption = options.coalesce === undefined || options.coalesce === true ? {} : options.coalesce;
   if (coalesceOption !== false && (coalesceOption === null || typeof coalesceOption !== 'object')) throw new RateLimitConfigError('coalesce', coalesceOption, 'true, false or { maxBatch? }');
@@ -86,6 +90,7 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   return {
     failurePolicy,
     timeoutMs,
+    clientLibrary,
     coalesce,
     startDegraded,
     circuitBreaker,

@@ -9,6 +9,8 @@ import { RedisStore } from '../stores/redis/redis.store.js';
 import { describeUnsupported, recognizeClient, SUPPORTED_CLIENTS } from '../stores/redis/clients/client.recognizer.js';
 import { IoRedisAdapter } from '../stores/redis/clients/ioredis.adapter.js';
 import { createIoRedis, createIoRedisCluster } from '../stores/redis/clients/ioredis.factory.js';
+import { CREATABLE_LIBRARIES, LIBRARY_PACKAGE, loadLibrary, type CreatableLibrary, type IoRedisLibrary, type NodeRedisLibrary } from '../stores/redis/clients/client-library.loader.js';
+import { createNodeRedis } from '../stores/redis/clients/node-redis.factory.js';
 import type { RedisOptions } from '../interfaces/ioredis-options.interface.js';
 import type { RedisClientPort } from '../stores/redis/clients/redis-client.port.js';
 
@@ -26,8 +28,8 @@ export interface StoreHandle {
   readonly description: string;
 }
 
-/** Builds the store the `store` option describes. */
-export function createStore(option: RateLimitModuleOptions['store'], settings: RateLimitSettings): StoreHandle {
+/** Builds the store the `store` option describes; a client it creates is of `settings.clientLibrary`, or of the first library installed. */
+export async function createStore(option: RateLimitModuleOptions['store'], settings: RateLimitSettings): Promise<StoreHandle> {
   const { keyPrefix, clock, timeoutMs, coalesce } = settings;
   const redisStore = (client: RedisClientPort, owned: boolean, description: string): StoreHandle => ({
     // The client itself, not its adapter: `RedisStore.client` is the app's client, as before.
@@ -44,7 +46,9 @@ export function createStore(option: RateLimitModuleOptions['store'], settings: R
   if (typeof option === 'string') {
     if (!/^rediss?:\/\//i.test(option)) throw new RateLimitConfigError('store', redact(option), '"memory", a redis:// or rediss:// URL, a client or client options');
     checkUrlDatabase(option);
-    return redisStore(new IoRedisAdapter(createIoRedis(option, timeoutMs), 'ioredis'), true, `Redis at ${redact(option)}`);
+    const { library, module } = await libraryToCreate(settings.clientLibrary, 'a redis:// URL');
+    const client = library === 'node-redis' ? createNodeRedis(module as NodeRedisLibrary, option, timeoutMs) : new IoRedisAdapter(createIoRedis(module as IoRedisLibrary, option, timeoutMs), library, module as IoRedisLibrary);
+    return redisStore(client, true, `Redis at ${redact(option)} (${library})`);
   }
   if (option === null || typeof option !== 'object') {
     throw new RateLimitConfigError('store', option, '"memory", a redis:// URL, an ioredis Redis or Cluster, ioredis options, { cluster: nodes }, or a RateLimitStore');
@@ -58,14 +62,44 @@ export function createStore(option: RateLimitModuleOptions['store'], settings: R
   // A client of no supported library (or version), or an instance of some class: never taken for options.
   if (!isPlainObject(option)) throw new RateLimitConfigError('store', describeUnsupported(option), `${SUPPORTED_CLIENTS}; a RateLimitStore; ioredis options; { cluster: nodes }; a redis:// URL or "memory"`);
   if ('url' in option) throw new RateLimitConfigError('store.url', redact(String(option.url)), 'the URL given as "store" itself, e.g. store: "redis://host:6379"');
+  const { library, module } = await libraryToCreate(settings.clientLibrary, 'ioredis options', ['ioredis', 'iovalkey']);
+  const ioredis = module as IoRedisLibrary;
   if ('cluster' in option) {
     const seeds = (option as RateLimitClusterOptions).cluster;
-    return redisStore(new IoRedisAdapter(createIoRedisCluster(option as RateLimitClusterOptions, timeoutMs), 'ioredis'), true, `a Redis Cluster (${Array.isArray(seeds) ? seeds.length : 0} seed nodes)`);
+    return redisStore(new IoRedisAdapter(createIoRedisCluster(ioredis, option as RateLimitClusterOptions, timeoutMs), library as 'ioredis' | 'iovalkey', ioredis), true, `a Redis Cluster (${Array.isArray(seeds) ? seeds.length : 0} seed nodes, ${library})`);
   }
   const db = (option as RedisOptions).db;
   if (db !== undefined && (!Number.isSafeInteger(db) || db < 0)) throw new RateLimitConfigError('store.db', db, 'a database number: an integer of 0 or more');
   const { host = '127.0.0.1', port = 6379, path } = option as RedisOptions;
-  return redisStore(new IoRedisAdapter(createIoRedis(option as RedisOptions, timeoutMs), 'ioredis'), true, `Redis at ${path ?? `${host}:${port}`}`);
+  return redisStore(new IoRedisAdapter(createIoRedis(ioredis, option as RedisOptions, timeoutMs), library as 'ioredis' | 'iovalkey', ioredis), true, `Redis at ${path ?? `${host}:${port}`} (${library})`);
+}
+
+/**
+ * The library the module creates a client of: `clientLibrary` if set (refused if not installed, or if it cannot take
+ * `what`), else the first of `CREATABLE_LIBRARIES` installed among those that can.
+ */
+async function libraryToCreate(
+  requested: CreatableLibrary | undefined,
+  what: string,
+  able: readonly CreatableLibrary[] = CREATABLE_LIBRARIES,
+): Promise<{ library: CreatableLibrary; module: IoRedisLibrary | NodeRedisLibrary }> {
+  if (requested !== undefined) {
+    if (!able.includes(requested)) {
+      throw new RateLimitConfigError('store', what, `a redis:// URL with clientLibrary "${requested}" (${what} are for ${able.join(' or ')}), or a ${requested} client of your own passed as "store"`);
+    }
+    const module = await loadLibrary(requested);
+    if (!module) throw new RateLimitConfigError('clientLibrary', requested, `an installed library: npm install ${LIBRARY_PACKAGE[requested]}`);
+    return { library: requested, module };
+  }
+  for (const library of able) {
+    const module = await loadLibrary(library);
+    if (module) return { library, module };
+  }
+  throw new RateLimitConfigError(
+    'store',
+    what,
+    `a client library installed to create a client from it (looked for ${able.map((l) => LIBRARY_PACKAGE[l]).join(', ')}: npm install one), or a client of your own passed as "store" (a Valkey GLIDE client, for one)`,
+  );
 }
 
 /** The settings of a client passed in that let a command run after the app gave up on it, or twice: said once, at start-up. */

@@ -1,6 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { ClusterNode, ClusterOptions, RedisOptions } from './ioredis-options.interface.js';
-import type { RedisClientLike } from './redis-client.interface.js';
+import type { CreatableClientLibrary, RedisClientLike } from './redis-client.interface.js';
 import type { CircuitBreakerOptions } from './circuit-breaker.interface.js';
 import type { RateLimitMetricsOptions } from './metrics.interface.js';
 import type { RejectionAuditOptions } from './audit.interface.js';
@@ -120,13 +120,21 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   /**
    * Where limits are decided: a client the app already has, left open on shutdown (an ioredis 5/6 or iovalkey
    * `Redis` or `Cluster`; a node-redis 5/6 `createClient()`, `createCluster()` or `createSentinel()`, connected
-   * before the app starts); ioredis options (Sentinel included), a `redis://` URL or `{ cluster: nodes }` (an ioredis
-   * client the module creates with `safeClientOptions`, connects at bootstrap and closes); `'memory'`; or any
+   * before the app starts; a Valkey GLIDE `GlideClient` or `GlideClusterClient`); a `redis://` URL (a client the
+   * module creates, of `clientLibrary`, with safe settings, connects at bootstrap and closes); ioredis options
+   * (Sentinel included) or `{ cluster: nodes }` (the same, with ioredis or iovalkey); `'memory'`; or any
    * `RateLimitStore` (used as given: `keyPrefix` and `clock` do not apply to it). Any other object is refused at
    * start-up.
    * @default 'memory'
    */
   store?: 'memory' | string | RedisClientLike | RedisOptions | RateLimitClusterOptions | RateLimitStore;
+  /**
+   * The library of the client the module creates from a `redis://` URL or options (`store`); refused at start-up if
+   * it is not installed. Unset, the first installed of ioredis, iovalkey and node-redis (ioredis options and
+   * `{ cluster }` need ioredis or iovalkey). No effect on a client passed as `store`.
+   * @default the first installed of 'ioredis', 'iovalkey', 'node-redis'
+   */
+  clientLibrary?: CreatableClientLibrary;
   /** Prefix of every key the store writes: `<prefix>:<rule>:<tag>:{<tracker>}` (see keys/key.builder.ts). @default 'rl' */
   keyPrefix?: string;
   /** Rate-limit headers on every guarded HTTP response. @default 'draft' */

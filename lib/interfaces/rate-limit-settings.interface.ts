@@ -4,6 +4,7 @@ import type { CircuitBreakerOptions } from './circuit-breaker.interface.js';
 import type { Clock } from './clock.interface.js';
 import type { RateLimitErrorDetail } from './rate-limit-error-detail.interface.js';
 import type { RateLimitConfigReader, RateLimitDecisionEvent, RateLimitHeadersMode, RateLimitModuleOptions } from './rate-limit-options.interface.js';
+import type { CreatableClientLibrary } from './redis-client.interface.js';
 import type { FailurePolicy } from './rule.interface.js';
 
 /** The module options after validation, as the guard and the service read them. */
@@ -26,6 +27,8 @@ export interface RateLimitSettings {
   readonly refreshIntervalMs: number;
   readonly failurePolicy: FailurePolicy;
   readonly timeoutMs: number;
+  /** The library of a client the module creates; unset: the first installed. */
+  readonly clientLibrary?: CreatableClientLibrary;
   /** The Redis store's coalescing: false, or the most decisions per script call. */
   readonly coalesce: false | { maxBatch: number };
   /** Start on the failure policy when Redis refuses the connection for a reason retrying cannot fix. */

@@ -76,3 +76,6 @@ export type RedisClientLike =
   | NodeRedisSentinelLike
   | GlideClientLike
   | GlideClusterClientLike;
+
+/** A client library the module can create a client of, from a URL or options (`clientLibrary`). */
+export type CreatableClientLibrary = 'ioredis' | 'iovalkey' | 'node-redis';

@@ -52,6 +52,6 @@ describe.each(PLATFORMS)('the store in use, on %s', (platform) => {
   });
 
   it('says which Redis it uses, without a password', async () => {
-    expect(await start(redis.url)).toEqual([`Rate limits are kept in Redis at ${redis.url}`]);
+    expect(await start(redis.url)).toEqual([`Rate limits are kept in Redis at ${redis.url} (ioredis)`]);
   });
 });

@@ -1,7 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { LuaScript } from './redis-script.call.js';
 import { unsafeIoRedisSettings } from './ioredis.factory.js';
-import { callScript } from './ioredis.script-command.js';
+import { loadLibrary, type IoRedisLibrary } from './client-library.loader.js';
+import { callScript, scriptCommandOf, type ScriptCommandClass } from './ioredis.script-command.js';
 import { RedisWriteCorker } from './ioredis.write-corker.js';
 import type { RedisClientPort, WriteCorker } from './redis-client.port.js';
 
@@ -12,16 +13,35 @@ import type { RedisClientPort, WriteCorker } from './redis-client.port.js';
  */
 export class IoRedisAdapter implements RedisClientPort {
   readonly isCluster: boolean;
+  /** The library's ScriptCommand, once its library is loaded (at once when it is given). */
+  private scriptCommand?: ScriptCommandClass;
+  private readonly loading: Promise<ScriptCommandClass>;
 
+  /**
+   * @param library the client's library, loaded here (not when this file is: every library is an optional peer)
+   * unless `loaded`, its module, is given
+   */
   constructor(
     readonly client: Redis | Cluster,
     readonly library: 'ioredis' | 'iovalkey',
+    loaded?: IoRedisLibrary,
   ) {
     this.isCluster = client.isCluster;
+    if (loaded) this.scriptCommand = scriptCommandOf(loaded);
+    this.loading = this.scriptCommand
+      ? Promise.resolve(this.scriptCommand)
+      : loadLibrary(library).then((module) => {
+          if (!module) throw new Error(`The ${library} package could not be loaded, though a ${library} client was passed as "store"`);
+          return (this.scriptCommand = scriptCommandOf(module));
+        });
+    // Failing there fails the first script call; until then, it is no unhandled rejection.
+    this.loading.catch(() => undefined);
   }
 
   runScript<Reply>(script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<Reply> {
-    return callScript<Reply>(this.client, script, keys, argv);
+    const ScriptCommand = this.scriptCommand;
+    if (ScriptCommand) return callScript<Reply>(ScriptCommand, this.client, script, keys, argv);
+    return this.loading.then((loaded) => callScript<Reply>(loaded, this.client, script, keys, argv));
   }
 
   async time(): Promise<[string, string]> {

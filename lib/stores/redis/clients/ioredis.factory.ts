@@ -1,4 +1,5 @@
-import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import type { IoRedisLibrary } from './client-library.loader.js';
 import { RateLimitConfigError } from '../../../rules/rate-limit-config.error.js';
 import type { RateLimitClusterOptions } from '../../../interfaces/rate-limit-options.interface.js';
 
@@ -30,12 +31,12 @@ export function safeClientOptions(timeoutMs: number): RedisOptions {
   };
 }
 
-/** The ioredis client the module creates from a redis:// URL or ioredis options, with the safe settings. */
-export function createIoRedis(target: string | RedisOptions, timeoutMs: number): Redis {
+/** The ioredis (or iovalkey) client the module creates from a redis:// URL or ioredis options, with the safe settings. */
+export function createIoRedis({ Redis }: IoRedisLibrary, target: string | RedisOptions, timeoutMs: number): Redis {
   return typeof target === 'string' ? new Redis(target, safeClientOptions(timeoutMs)) : new Redis({ ...target, ...safeClientOptions(timeoutMs) });
 }
 
-export function createIoRedisCluster({ cluster, options = {} }: RateLimitClusterOptions, timeoutMs: number): Cluster {
+export function createIoRedisCluster(library: IoRedisLibrary, { cluster, options = {} }: RateLimitClusterOptions, timeoutMs: number): Cluster {
   if (!Array.isArray(cluster) || cluster.length === 0) throw new RateLimitConfigError('store.cluster', cluster, 'a non-empty array of seed nodes');
   const { lazyConnect: _lazy, enableAutoPipelining, ...nodeOptions } = safeClientOptions(timeoutMs);
   // Queueing, pipelining and laziness are the Cluster's own options; the per-node connections get the rest.
@@ -47,7 +48,7 @@ export function createIoRedisCluster({ cluster, options = {} }: RateLimitCluster
     retryDelayOnTryAgain: options.retryDelayOnTryAgain ?? 20,
     redisOptions: { ...options.redisOptions, ...nodeOptions },
   };
-  return new RateLimitCluster(cluster, clusterOptions, nodeOptions.connectTimeout ?? 1_000);
+  return new (rateLimitClusterOf(library))(cluster, clusterOptions, nodeOptions.connectTimeout ?? 1_000);
 }
 
 /**
@@ -57,29 +58,40 @@ export function createIoRedisCluster({ cluster, options = {} }: RateLimitCluster
  * were left to the failure policy. So `connect()`, once the Cluster is ready, also opens a connection to every
  * master and waits for them (bounded), and a master the slot table names later is connected at once.
  */
-class RateLimitCluster extends Cluster {
-  constructor(
-    nodes: ClusterNode[],
-    options: ClusterOptions,
-    private readonly nodeConnectTimeoutMs: number,
-  ) {
-    // Typed as ioredis's default Cluster (legacy reply mapping), as `new Cluster(...)` was before.
-    super(nodes, options as ClusterOptions & { redisOptions?: { replyMapping?: 'legacy' } });
-    // Not while connecting: the ready check's CLUSTER INFO, sent to a node whose connection is opening, would fail.
-    this.on('refresh', () => {
-      if (this.status === 'ready') void this.connectMasters();
-    });
-  }
+function defineRateLimitCluster(Cluster: IoRedisLibrary['Cluster']) {
+  return class RateLimitCluster extends Cluster {
+    constructor(
+      nodes: ClusterNode[],
+      options: ClusterOptions,
+      private readonly nodeConnectTimeoutMs: number,
+    ) {
+      // Typed as ioredis's default Cluster (legacy reply mapping), as `new Cluster(...)` was before.
+      super(nodes, options as ClusterOptions & { redisOptions?: { replyMapping?: 'legacy' } });
+      // Not while connecting: the ready check's CLUSTER INFO, sent to a node whose connection is opening, would fail.
+      this.on('refresh', () => {
+        if (this.status === 'ready') void this.connectMasters();
+      });
+    }
 
-  override async connect(): Promise<void> {
-    await super.connect();
-    await this.connectMasters();
-  }
+    override async connect(): Promise<void> {
+      await super.connect();
+      await this.connectMasters();
+    }
 
-  /** Resolves once every master's connection is ready, has failed, or `nodeConnectTimeoutMs` has passed; never rejects. */
-  private connectMasters(): Promise<void> {
-    return Promise.all(this.nodes('master').map((node) => nodeReady(node, this.nodeConnectTimeoutMs))).then(() => undefined);
-  }
+    /** Resolves once every master's connection is ready, has failed, or `nodeConnectTimeoutMs` has passed; never rejects. */
+    private connectMasters(): Promise<void> {
+      return Promise.all(this.nodes('master').map((node) => nodeReady(node, this.nodeConnectTimeoutMs))).then(() => undefined);
+    }
+  };
+}
+
+const CLUSTERS = new WeakMap<IoRedisLibrary['Cluster'], ReturnType<typeof defineRateLimitCluster>>();
+
+/** The RateLimitCluster class of a library (ioredis or iovalkey), made once. */
+function rateLimitClusterOf({ Cluster }: IoRedisLibrary): ReturnType<typeof defineRateLimitCluster> {
+  let made = CLUSTERS.get(Cluster);
+  if (!made) CLUSTERS.set(Cluster, (made = defineRateLimitCluster(Cluster)));
+  return made;
 }
 
 // One wait per node at a time: 'refresh' fires again and again while a master fails over, and each wait used to

@@ -1,4 +1,5 @@
-import { Command, type Cluster, type Redis } from 'ioredis';
+import type { Cluster, Command, Redis } from 'ioredis';
+import type { IoRedisLibrary } from './client-library.loader.js';
 import { isNoScript, type LuaScript } from './redis-script.call.js';
 
 /** Per connection (its socket), the SHAs of the scripts it has sent as EVAL: its server has them since. */
@@ -12,36 +13,52 @@ const LOADED = new WeakMap<object, Set<string>>();
  * first decisions on a connection need no NOSCRIPT round trip. The reply is not converted from buffers to strings:
  * the scripts reply integers.
  */
-class ScriptCommand extends Command {
-  /** The connection it was written to (the last one, after a Cluster redirection). */
-  socket?: object;
+function defineScriptCommand(Command: IoRedisLibrary['Command']): ScriptCommandClass {
+  return class ScriptCommand extends Command {
+    /** The connection it was written to (the last one, after a Cluster redirection). */
+    socket?: object;
 
-  constructor(
-    private readonly script: LuaScript,
-    args: string[],
-    /** Always EVAL: the resend after a NOSCRIPT, which must not meet another (see callScript). */
-    private readonly alwaysEval = false,
-  ) {
-    // Command turns numbers into strings, and puts a keyPrefix before the keys, in its constructor, on the empty
-    // list: callScript has done both.
-    super('evalsha', [], { replyEncoding: null });
-    this.args = args;
-  }
-
-  override toWritable(socket: object): string | Buffer {
-    this.socket = socket;
-    let loaded = LOADED.get(socket);
-    if (loaded === undefined) LOADED.set(socket, (loaded = new Set()));
-    if (this.alwaysEval || !loaded.has(this.script.sha)) {
-      loaded.add(this.script.sha);
-      this.name = 'eval';
-      this.args[0] = this.script.source;
-    } else if (this.name === 'eval') {
-      this.name = 'evalsha';
-      this.args[0] = this.script.sha;
+    constructor(
+      private readonly script: LuaScript,
+      args: string[],
+      /** Always EVAL: the resend after a NOSCRIPT, which must not meet another (see callScript). */
+      private readonly alwaysEval = false,
+    ) {
+      // Command turns numbers into strings, and puts a keyPrefix before the keys, in its constructor, on the empty
+      // list: callScript has done both.
+      super('evalsha', [], { replyEncoding: null });
+      this.args = args;
     }
-    return super.toWritable(socket);
-  }
+
+    override toWritable(socket: object): string | Buffer {
+      this.socket = socket;
+      let loaded = LOADED.get(socket);
+      if (loaded === undefined) LOADED.set(socket, (loaded = new Set()));
+      if (this.alwaysEval || !loaded.has(this.script.sha)) {
+        loaded.add(this.script.sha);
+        this.name = 'eval';
+        this.args[0] = this.script.source;
+      } else if (this.name === 'eval') {
+        this.name = 'evalsha';
+        this.args[0] = this.script.sha;
+      }
+      return super.toWritable(socket);
+    }
+  };
+}
+
+/** A script call as an ioredis Command, and the connection it was written to. */
+interface ScriptCommand extends Command {
+  socket?: object;
+}
+export type ScriptCommandClass = new (script: LuaScript, args: string[], alwaysEval?: boolean) => ScriptCommand;
+const SCRIPT_COMMANDS = new WeakMap<IoRedisLibrary['Command'], ScriptCommandClass>();
+
+/** The ScriptCommand class of the library a client is of (ioredis or iovalkey), made once. */
+export function scriptCommandOf(library: IoRedisLibrary): ScriptCommandClass {
+  let made = SCRIPT_COMMANDS.get(library.Command);
+  if (!made) SCRIPT_COMMANDS.set(library.Command, (made = defineScriptCommand(library.Command)));
+  return made;
 }
 
 /**
@@ -50,7 +67,13 @@ class ScriptCommand extends Command {
  * twice. The client's own `keyPrefix`, if it has one, is put before each of `keys`, as ioredis does for the commands
  * it builds.
  */
-export async function callScript<Reply = number[]>(client: Redis | Cluster, script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<Reply> {
+export async function callScript<Reply = number[]>(
+  ScriptCommand: ScriptCommandClass,
+  client: Redis | Cluster,
+  script: LuaScript,
+  keys: readonly string[],
+  argv: readonly (string | number)[],
+): Promise<Reply> {
   const prefix = (client.options as { keyPrefix?: string }).keyPrefix;
   const args = new Array<string>(2 + keys.length + argv.length);
   args[0] = script.sha;

@@ -136,8 +136,31 @@ export class NodeRedisAdapter implements RedisClientPort {
     this.internals.off?.(event, listener);
   }
 
+  /**
+   * node-redis's `connect()` waits until a connection is up, retrying by its reconnect strategy, for as long as Redis
+   * is down: the first failed attempt ends the wait here (the app starts, and the failure policy decides), as ioredis's
+   * `connect()` does, and the client goes on reconnecting in the background.
+   */
   async connect(): Promise<void> {
-    if (!this.internals.isOpen) await this.internals.connect?.();
+    const client = this.internals;
+    if (client.isOpen || !client.connect) return;
+    const connecting = client.connect();
+    // Settled after the wait below may have ended: a client closed while still connecting rejects it.
+    connecting.catch(() => undefined);
+    await new Promise<void>((resolve, reject) => {
+      const failed = (error: Error) => {
+        client.off?.('error', failed);
+        reject(error);
+      };
+      client.on?.('error', failed);
+      connecting.then(
+        () => {
+          client.off?.('error', failed);
+          resolve();
+        },
+        failed,
+      );
+    });
   }
 
   async close(now = false): Promise<void> {
