@@ -143,42 +143,32 @@ export class RateLimitService implements RequestLeaseDecider {
    */
   decide(entries: readonly RuleKey[], rulesVersion = this.policies.version): Promise<MultiDecision> {
     const started = this.observer.start();
-    const cache = this.blockCache;
-    let signature: string | undefined;
-    let generation = 0;
     try {
-      if (cache) {
-        if (this.blockCacheVersion !== this.policies.version) {
-          // Rules changed (config reload): a refusal under the old limits proves nothing under the new ones.
-          cache.clear();
-          this.blockCacheVersion = this.policies.version;
-        }
-        // The signature is built only when there is a refusal it could find: most requests meet an empty cache.
-        if (cache.size > 0) {
-          signature = LocalBlockCache.signature(entries);
-          const cached = cache.get(signature);
-          if (cached) {
-            this.metrics?.blockCacheHit();
-            this.observer.observe(entries, cached, started, true);
-            return Promise.resolve(cached);
-          }
-        }
-        generation = cache.generation;
+      const cache = this.blockCache;
+      // The cache's state before the store is asked: a refusal decided while a reset or reload emptied it is not kept.
+      const generation = cache ? this.blockCacheGeneration() : 0;
+      // The signature is built only when there is a refusal it could find: most requests meet an empty cache.
+      const signature = cache && cache.size > 0 ? LocalBlockCache.signature(entries) : undefined;
+      const cached = signature === undefined ? undefined : cache!.get(signature);
+      if (cached) {
+        this.metrics?.blockCacheHit();
+        this.observer.observe(entries, cached, started, true);
+        return Promise.resolve(cached);
       }
-      // The memory store decides synchronously: no promise and no turn of the microtask queue in between.
-      if (this.syncStore && !hasShadowRules(entries)) {
-        const result = this.syncStore.consumeAllNow(entries, 1, this.observer.timed ? started : undefined);
-        return Promise.resolve(this.decided(entries, result, started, rulesVersion, signature, generation));
-      }
-      // One rule in force, most requests: its Decision is wrapped here, not by run(), a promise and a turn fewer.
-      if (entries.length === 1 && !entries[0].shadow) {
-        const { key, rule, cost } = entries[0];
-        return this.store.consume(key, rule, cost ?? 1).then((decision) => this.decided(entries, alone(decision), started, rulesVersion, signature, generation));
-      }
+      return this.run(entries, 1, started, (result) => this.decided(entries, result, started, rulesVersion, signature, generation));
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.run(entries, 1).then((result) => this.decided(entries, result, started, rulesVersion, signature, generation));
+  }
+
+  /** The block cache's generation, after emptying it if the rules changed (a refusal under old limits proves nothing). */
+  private blockCacheGeneration(): number {
+    const cache = this.blockCache!;
+    if (this.blockCacheVersion !== this.policies.version) {
+      cache.clear();
+      this.blockCacheVersion = this.policies.version;
+    }
+    return cache.generation;
   }
 
   /** A decision made: remembered if it is a refusal the block cache may repeat, and observed. */
@@ -275,14 +265,30 @@ export class RateLimitService implements RequestLeaseDecider {
     return typeof this.settings.errorMessage === 'string' ? this.settings.errorMessage : 'Too Many Requests';
   }
 
-  /** One rule alone (the store's single-rule path), several all-or-nothing. */
-  private run(entries: readonly RuleKey[], defaultCost: number): Promise<MultiDecision> {
+  /**
+   * Every decision's route to the store: the rules in force, then any shadow rule (shadow/shadow-mode.decider.ts); one
+   * rule alone by the store's single-rule path, several all-or-nothing. The memory store decides synchronously, with
+   * no promise in between; `started` (performance.now() when the decision began, if observed) is its clock read.
+   * `then`, given the decision, is applied in the same promise: every request's path, kept to one promise and turn.
+   */
+  private run(entries: readonly RuleKey[], defaultCost: number, started?: number): Promise<MultiDecision>;
+  private run<T>(entries: readonly RuleKey[], defaultCost: number, started: number | undefined, then: (result: MultiDecision) => T): Promise<T>;
+  private run<T>(entries: readonly RuleKey[], defaultCost: number, started?: number, then?: (result: MultiDecision) => T): Promise<T | MultiDecision> {
     try {
-      // Shadow rules decide after the rules in force, each on its own (shadow/shadow-mode.decider.ts).
-      if (hasShadowRules(entries)) return decideWithShadowRules(entries, defaultCost, (inForce) => this.run(inForce, defaultCost), this.store);
-      if (entries.length > 1) return this.store.consumeAll(entries, defaultCost);
-      // Not an async function: this is every request's path, and an async frame is one more promise and turn.
-      return this.store.consume(entries[0].key, entries[0].rule, entries[0].cost ?? defaultCost).then(alone);
+      const done: ((result: MultiDecision) => T | MultiDecision) | undefined = then;
+      if (hasShadowRules(entries)) {
+        const decided = decideWithShadowRules(entries, defaultCost, (inForce) => this.run(inForce, defaultCost), this.store);
+        return done ? decided.then(done) : decided;
+      }
+      if (this.syncStore) {
+        const result = this.syncStore.consumeAllNow(entries, defaultCost, this.observer.timed ? started : undefined);
+        return Promise.resolve(done ? done(result) : result);
+      }
+      if (entries.length > 1) {
+        const decided = this.store.consumeAll(entries, defaultCost);
+        return done ? decided.then(done) : decided;
+      }
+      return this.store.consume(entries[0].key, entries[0].rule, entries[0].cost ?? defaultCost).then(done ? (decision) => done(alone(decision)) : alone);
     } catch (error) {
       return Promise.reject(error);
     }
