@@ -297,7 +297,8 @@ export class RedisStore implements RateLimitStore {
     const timeoutMs = this.timeoutMs;
     if (timeoutMs !== undefined && roundTripMs < timeoutMs) {
       await this.redisClock.measureAfter(sentAt);
-      const leftMs = timeoutMs - (performance.now() - sentAt);
+      // What is left of the callers' wait, which began at madeAt: a batch held behind others was sent later than that.
+      const leftMs = timeoutMs - (Date.now() - madeAt);
       if (leftMs >= 1) {
         const resentAt = performance.now();
         reply = await this.call(calls, leftMs, Date.now(), crossSlot);

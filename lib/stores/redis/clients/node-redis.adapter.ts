@@ -43,7 +43,9 @@ export class NodeRedisAdapter implements RedisClientPort {
     private readonly kind: Kind,
   ) {
     this.isCluster = kind === 'cluster';
-    this.prefix = this.internals.options?.keyPrefix ?? '';
+    // A node-redis 6 sentinel keeps its options private: its keyPrefix is read where it keeps it.
+    const sentinelPrefix = kind === 'sentinel' ? (client as { _keyPrefix?: unknown })._keyPrefix : undefined;
+    this.prefix = this.internals.options?.keyPrefix ?? (typeof sentinelPrefix === 'string' ? sentinelPrefix : '');
     if (kind === 'cluster') {
       const cluster = client as NodeRedisClusterLike;
       this.send = (firstKey, args) => cluster.sendCommand(firstKey, false, args, RAW);
@@ -171,6 +173,12 @@ export class NodeRedisAdapter implements RedisClientPort {
   unsafeSettings(_timeoutMs?: number): { problems: string[]; risk: string } {
     // node-redis never resends a command in flight (a lost reply rejects), and a per-command timeout does not
     // apply once the command is written: the deadline each script carries is what bounds it.
+    if (this.kind === 'sentinel') {
+      return {
+        problems: ['a node-redis Sentinel holds commands while it fails over, whatever nodeClientOptions.disableOfflineQueue says'],
+        risk: 'a command the app gave up on still runs on the new master (recording nothing only when it carries a deadline: not with a custom clock)',
+      };
+    }
     const problems = this.internals.options?.disableOfflineQueue === true ? [] : ['disableOfflineQueue is not set (commands queue while disconnected, without limit, and run when it reconnects)'];
     return { problems, risk: 'a queued command the app gave up on still runs when the connection returns (recording nothing only when it carries a deadline: not with a custom clock); set disableOfflineQueue: true' };
   }
