@@ -1,15 +1,22 @@
 /**
- * Several app processes on one Redis: 3 Node processes, each a Nest Express app built on the BUILT package
- * (test/redis/fixtures/app.mjs; `npm test` builds before jest runs), with the same rule and key. Requests fired
- * at once across the 3 apps are admitted exactly `limit` times in all.
+ * Several app processes on one Redis: 5 Node processes, each a Nest Express app built on the BUILT package
+ * (test/redis/fixtures/app.mjs; `npm test` builds before jest runs), with the same rule and key, each deciding
+ * through a client of its own library: the one the module makes from the URL (ioredis), and a node-redis 5,
+ * node-redis 6, iovalkey and GLIDE client passed as `store`. Requests fired at once across the apps are admitted
+ * exactly `limit` times in all: every adapter's call is one atomic script call on the one count, counted once.
+ * One process per library, all at once, rather than a run of several processes per library: an app process takes
+ * seconds to start on a loaded machine.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { assertBuilt } from '../compat/sandbox.js';
+import { CLIENT_LIBRARIES } from '../support/redis-clients.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 
 const APP = fileURLToPath(new URL('./fixtures/app.mjs', import.meta.url));
-const PROCESSES = 3;
+/** The client library of each app process. */
+const LIBRARIES = ['ioredis', ...CLIENT_LIBRARIES];
+const PROCESSES = LIBRARIES.length;
 const LIMIT = 50;
 const REQUESTS = 300;
 const START_TIMEOUT_MS = 20_000;
@@ -20,9 +27,9 @@ interface AppProcess {
   stderr: () => string;
 }
 
-/** Starts one app process; resolves with its port once it printed it. */
-function startAppProcess(url: string, prefix: string, now: number): Promise<AppProcess> {
-  const child = spawn(process.execPath, [APP, url, prefix, String(LIMIT), String(now)], {
+/** Starts one app process deciding through a client of `library`; resolves with its port once it printed it. */
+function startAppProcess(url: string, prefix: string, now: number, library: string): Promise<AppProcess> {
+  const child = spawn(process.execPath, [APP, url, prefix, String(LIMIT), String(now), library], {
     stdio: ['pipe', 'pipe', 'pipe'],
     // Not the jest worker's NODE_OPTIONS: a plain node, as an app runs.
     env: { ...process.env, NODE_OPTIONS: '' },
@@ -68,7 +75,7 @@ async function order(port: number): Promise<{ port: number; status: number; pid?
   return { port, status: response.status, pid: body.pid };
 }
 
-describe(`${PROCESSES} app processes on one Redis, one rule and key`, () => {
+describe(`${PROCESSES} app processes on one Redis, one rule and key, each deciding through another client library`, () => {
   let redis: TestRedis;
   const apps: AppProcess[] = [];
 
@@ -84,7 +91,7 @@ describe(`${PROCESSES} app processes on one Redis, one rule and key`, () => {
   it(`admits exactly ${LIMIT} of ${REQUESTS} requests across the ${PROCESSES} apps, all but one per app fired at once, and refuses the rest with 429`, async () => {
     const prefix = uniquePrefix();
     const now = 1_700_000_000_000 + 7 * 60_000;
-    apps.push(...(await Promise.all(Array.from({ length: PROCESSES }, () => startAppProcess(redis.url, prefix, now)))));
+    apps.push(...(await Promise.all(LIBRARIES.map((library) => startAppProcess(redis.url, prefix, now, library)))));
     const ports = apps.map((a) => a.port);
     expect(new Set(ports).size).toBe(PROCESSES);
 
@@ -96,9 +103,9 @@ describe(`${PROCESSES} app processes on one Redis, one rule and key`, () => {
 
     const count = (status: number) => statuses.filter((s) => s.status === status).length;
     const degraded = await Promise.all(ports.map(async (port) => ((await (await fetch(`http://127.0.0.1:${port}/orders/stats`)).json()) as { degraded: number }).degraded));
-    expect({ admitted: count(200), refused: count(429), degraded }).toEqual({ admitted: LIMIT, refused: REQUESTS - LIMIT, degraded: [0, 0, 0] });
+    expect({ admitted: count(200), refused: count(429), degraded }).toEqual({ admitted: LIMIT, refused: REQUESTS - LIMIT, degraded: LIBRARIES.map(() => 0) });
     // Each app answered its share, and each process admitted on the one count.
     for (const port of ports) expect(statuses.filter((s) => s.port === port)).toHaveLength(REQUESTS / PROCESSES);
-    expect({ statuses: first.map((s) => s.status), processes: new Set(first.map((s) => s.pid)).size }).toEqual({ statuses: [200, 200, 200], processes: PROCESSES });
+    expect({ statuses: first.map((s) => s.status), processes: new Set(first.map((s) => s.pid)).size }).toEqual({ statuses: LIBRARIES.map(() => 200), processes: PROCESSES });
   });
 });

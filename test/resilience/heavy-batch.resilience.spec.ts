@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { defineRule, MemoryStore, RedisStore, ResilientStore, ruleKeys, type Decision } from '../../lib/index.js';
+import { defineRule, MemoryStore, RedisStore, ResilientStore, ruleKeys, type Decision, type RedisClientLike } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
-import { waitFor, watchUnhandledRejections } from './support/resilient-app.js';
+import { APP_CLIENTS, suiteClients, waitFor, watchUnhandledRejections, type AppClient } from './support/resilient-app.js';
 
 // Long enough for Redis to answer the first call on a loaded machine; the calls below hold it several times longer.
 const TIMEOUT_MS = 100;
@@ -14,24 +14,28 @@ const heavy = defineRule({ algorithm: 'sliding-log', limit: 1000, window: '1h' }
 // Calls made in one turn used to go to Redis as one script call, checked against its deadline once, before its first
 // call: the callers that gave up on it were counted in Redis all the same, and their timeouts opened the breaker
 // while Redis was answering (the issue's case: 64 consumes of cost 1,000, timeoutMs 50).
-describe('concurrent heavy sliding-log consumes on a healthy Redis', () => {
+describe.each<AppClient>(APP_CLIENTS)('concurrent heavy sliding-log consumes on a healthy Redis, through %s', (library) => {
   let redis: TestRedis;
   let admin: Redis;
+  let client: RedisClientLike;
+  const clients = suiteClients(library);
   let rejections: ReturnType<typeof watchUnhandledRejections>;
   beforeAll(async () => {
     rejections = watchUnhandledRejections();
     redis = await startRedis({ own: true });
     admin = redis.client();
+    client = await clients.open(redis.port);
   });
   afterAll(async () => {
     rejections.dispose();
+    await clients.closeAll();
     await redis?.stop();
   });
 
   /** Consumes of cost 1,000, one key each, made in one turn; their decisions, and what Redis counted for each key. */
   async function consumeAtOnce(): Promise<{ circuit: string[]; errors: string[]; decisions: Decision[]; counted: () => Promise<number[]> }> {
     const prefix = uniquePrefix();
-    const redisStore = new RedisStore(redis.client(), { keyPrefix: prefix, timeoutMs: TIMEOUT_MS });
+    const redisStore = new RedisStore(client, { keyPrefix: prefix, timeoutMs: TIMEOUT_MS });
     const circuit: string[] = [];
     const errors: string[] = [];
     const store = new ResilientStore(redisStore, new MemoryStore({ keyPrefix: prefix }), {
@@ -43,7 +47,7 @@ describe('concurrent heavy sliding-log consumes on a healthy Redis', () => {
     // Redis's clock is measured and the script loaded: only the calls below can be late.
     await store.consume('warm', heavy, 1);
     const decisions = await Promise.all(Array.from({ length: CALLERS }, (_, i) => store.consume(`k${i}`, heavy, 1000)));
-    if (process.env.RESILIENCE_REPORT) console.log(`[heavy batch] ${decisions.filter((d) => !d.degraded).length} of ${CALLERS} decided by Redis`);
+    if (process.env.RESILIENCE_REPORT) console.log(`[heavy batch/${library}] ${decisions.filter((d) => !d.degraded).length} of ${CALLERS} decided by Redis`);
     const counted = () => Promise.all(decisions.map((_, i) => admin.zcard(ruleKeys(prefix, heavy, `k${i}`).state)));
     return { circuit, errors, decisions, counted };
   }

@@ -1,7 +1,7 @@
-import { Redis } from 'ioredis';
-import { defineRule, MemoryStore, RedisStore, ResilientStore, ruleKeys, type CircuitState } from '../../lib/index.js';
+import type { Redis } from 'ioredis';
+import { defineRule, MemoryStore, RedisStore, ResilientStore, ruleKeys, type CircuitState, type RedisClientLike } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
-import { waitFor, watchUnhandledRejections } from './support/resilient-app.js';
+import { APP_CLIENTS, ping, suiteClients, waitFor, watchUnhandledRejections, type AppClient } from './support/resilient-app.js';
 import { slowRepliesProxy, type SlowRepliesProxy } from './support/slow-replies.proxy.js';
 
 const TIMEOUT_MS = 50;
@@ -9,31 +9,36 @@ const rule = defineRule({ algorithm: 'sliding-log', limit: 10, window: '1h' }, '
 const other = defineRule({ algorithm: 'fixed-window', limit: 10, window: '1h' }, 'late-fw');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('answers the primary gives after the failure policy decided', () => {
+describe.each<AppClient>(APP_CLIENTS)('answers the primary gives after the failure policy decided, through %s', (library) => {
   let redis: TestRedis;
   let admin: Redis;
+  /** One client on Redis, for the tests that stall it; those behind the proxy are opened per test. */
+  let client: RedisClientLike;
+  const clients = suiteClients(library);
   let rejections: ReturnType<typeof watchUnhandledRejections>;
   beforeAll(async () => {
     rejections = watchUnhandledRejections();
     redis = await startRedis({ own: true });
     admin = redis.client();
+    client = await clients.open(redis.port);
   });
   afterEach(() => {
     redis.process?.kill('SIGCONT');
   });
   afterAll(async () => {
     rejections.dispose();
+    await clients.closeAll();
     await redis?.stop();
   });
 
   describe('a reply held up on its way back', () => {
     let proxy: SlowRepliesProxy;
-    const clients: Redis[] = [];
+    const slowClients = suiteClients(library);
     beforeAll(async () => {
       proxy = await slowRepliesProxy(redis.port, 4 * TIMEOUT_MS);
     });
     afterAll(async () => {
-      for (const client of clients) client.disconnect();
+      await slowClients.closeAll();
       await proxy.close();
     });
 
@@ -42,10 +47,8 @@ describe('answers the primary gives after the failure policy decided', () => {
       ['consumeAll', (store: ResilientStore) => store.consumeAll([{ key: 'k', rule, cost: 3 }, { key: 'k', rule: other }])],
     ])('gives back what Redis counted for a %s whose caller the failure policy decided', async (_op, call) => {
       const prefix = uniquePrefix();
-      const client = new Redis({ host: '127.0.0.1', port: proxy.port });
-      clients.push(client);
-      await client.ping();
-      const redisStore = new RedisStore(client, { keyPrefix: prefix, timeoutMs: TIMEOUT_MS });
+      const slow = await slowClients.open(proxy.port);
+      const redisStore = new RedisStore(slow, { keyPrefix: prefix, timeoutMs: TIMEOUT_MS });
       const store = new ResilientStore(redisStore, new MemoryStore({ keyPrefix: prefix }), { timeoutMs: TIMEOUT_MS, failurePolicy: 'memory' });
       const decision = await call(store);
       expect('decisions' in decision ? decision.decisions[0].degraded : decision.degraded).toBe('memory');
@@ -62,7 +65,7 @@ describe('answers the primary gives after the failure policy decided', () => {
 
   it('decides a call once when its store fails after the timeout: the failure policy and onError are told of it once', async () => {
     const prefix = uniquePrefix();
-    const redisStore = new RedisStore(redis.client(), { keyPrefix: prefix, timeoutMs: TIMEOUT_MS });
+    const redisStore = new RedisStore(client, { keyPrefix: prefix, timeoutMs: TIMEOUT_MS });
     const errors: string[] = [];
     const store = new ResilientStore(redisStore, new MemoryStore({ keyPrefix: prefix }), {
       timeoutMs: TIMEOUT_MS,
@@ -77,7 +80,7 @@ describe('answers the primary gives after the failure policy decided', () => {
     await sleep(3 * TIMEOUT_MS);
     redis.process!.kill('SIGCONT');
     // Redis runs the command after its deadline: a RateLimitDeadlineError, for a caller answered already.
-    await (redisStore.client as Redis).ping();
+    await ping(client);
     await sleep(10);
     expect(errors).toEqual(['RateLimitTimeoutError']);
     expect(await store.fallback.peek('k', rule, 0)).toMatchObject({ remaining: 9 });
@@ -86,7 +89,7 @@ describe('answers the primary gives after the failure policy decided', () => {
   it('opens the circuit on a stalled Redis, which answers nothing', async () => {
     const prefix = uniquePrefix();
     const circuit: CircuitState[] = [];
-    const redisStore = new RedisStore(redis.client(), { keyPrefix: prefix, timeoutMs: TIMEOUT_MS });
+    const redisStore = new RedisStore(client, { keyPrefix: prefix, timeoutMs: TIMEOUT_MS });
     const store = new ResilientStore(redisStore, new MemoryStore({ keyPrefix: prefix }), {
       timeoutMs: TIMEOUT_MS,
       circuitBreaker: { failureThreshold: 3, minOpenMs: 60_000 },

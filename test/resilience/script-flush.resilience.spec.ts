@@ -1,23 +1,25 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type TestRedis } from '../support/redis-server.js';
-import { commandCalls, startResilientApp, type ResilientApp } from './support/resilient-app.js';
+import { APP_CLIENTS, commandCalls, startResilientApp, type AppClient, type ResilientApp } from './support/resilient-app.js';
 
 // SCRIPT FLUSH (or a restart, or a failover to a replica) drops the scripts' cache: the next EVALSHA gets
-// NOSCRIPT, and the call must still be decided on Redis, not by the failure policy.
-describe('SCRIPT FLUSH between two calls', () => {
-  let redis: TestRedis;
-  let admin: Redis;
+// NOSCRIPT, and the call must still be decided on Redis, not by the failure policy, whatever the client: each
+// adapter resends the script's source itself (GLIDE words the error "NoScriptError").
+let redis: TestRedis;
+let admin: Redis;
+beforeAll(async () => {
+  redis = await startRedis({ own: true });
+  admin = redis.client();
+});
+afterAll(() => redis?.stop());
+
+describe.each<AppClient>(APP_CLIENTS)('SCRIPT FLUSH between two calls, the app on %s', (client) => {
   let rl: ResilientApp;
 
   beforeAll(async () => {
-    redis = await startRedis({ own: true });
-    admin = redis.client();
-    rl = await startResilientApp(redis, { failurePolicy: 'closed' });
+    rl = await startResilientApp(redis, { failurePolicy: 'closed' }, client);
   });
-  afterAll(async () => {
-    await rl?.close();
-    await redis?.stop();
-  });
+  afterAll(() => rl?.close());
 
   const lastDegraded = () => rl.events.at(-1)!.result.decisions.map((d) => d.degraded);
 

@@ -13,16 +13,23 @@ export const MASTER_NAME = 'mymaster';
 const READY_TIMEOUT_MS = 10_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A master, its replica and one Sentinel (quorum 1) monitoring them, all processes this test owns. */
-export interface SentinelSetup {
+/** A master and its replica, monitored by the Sentinel under `name`. */
+export interface SentinelGroup {
+  name: string;
   master: TestRedis;
   replica: TestRedis;
+  /** The master's address as the Sentinel gives it now. */
+  masterAddress(): Promise<{ host: string; port: number }>;
+}
+
+/** Masters, each with its replica, and one Sentinel (quorum 1) monitoring them all, all processes this test owns. */
+export interface SentinelSetup {
+  /** The group of `name` (one of those the setup was started with). */
+  group(name: string): SentinelGroup;
   sentinel: { host: string; port: number; process: ChildProcess };
   /** A client on the Sentinel itself (SENTINEL commands); closed by `stop()`. */
   sentinelClient: Redis;
-  /** The master's address as the Sentinel gives it now. */
-  masterAddress(): Promise<{ host: string; port: number }>;
-  /** Kills every process (master, replica, Sentinel) that still runs and removes the Sentinel's directory. */
+  /** Kills every process (masters, replicas, Sentinel) that still runs and removes the Sentinel's directory. */
   stop(): Promise<void>;
 }
 
@@ -76,12 +83,26 @@ function spawnSentinel(binary: string, confPath: string): Promise<{ child: Child
   });
 }
 
+/** A master and its replica (`--replicaof`) on free ports, the replica in sync; each is pushed to `started`. */
+async function startGroup(dir: string, started: { stop(): Promise<void> }[]): Promise<{ master: TestRedis; replica: TestRedis }> {
+  // The replica writes the RDB of its full sync to its working directory: the temp one, not the repository. The
+  // master sends it at once, not after the 5 s Redis waits by default for more replicas to share a diskless sync.
+  const master = await startRedis({ own: true, args: ['--dir', dir, '--repl-diskless-sync-delay', '0'] });
+  started.push(master);
+  const replica = await startRedis({ own: true, args: ['--dir', dir, '--replicaof', '127.0.0.1', String(master.port)] });
+  started.push(replica);
+  const replicaClient = replica.client();
+  await waitFor('the replica to sync with the master', READY_TIMEOUT_MS, async () => (/master_link_status:up/.test(await replicaClient.info('replication')) ? true : undefined));
+  return { master, replica };
+}
+
 /**
- * Master and replica (`--replicaof`) on free ports, the replica in sync, then one Sentinel (quorum 1, master
- * down after 1 s, failover timeout 3 s) that already knows the replica. Fails with a clear message when this
- * redis-server has no Sentinel mode.
+ * For each of `names`, a master and its replica (`--replicaof`) on free ports, the replica in sync, started side by
+ * side; then one Sentinel (quorum 1, master down after 1 s, failover timeout 3 s) monitoring them all, that already
+ * knows each replica. Each group fails over on its own, so that each suite of a file can kill its master while
+ * sharing one start-up. Fails with a clear message when this redis-server has no Sentinel mode.
  */
-export async function startSentinelSetup(): Promise<SentinelSetup> {
+export async function startSentinelSetup(names: readonly string[] = [MASTER_NAME]): Promise<SentinelSetup> {
   const binary = redisServerBinary();
   const started: { stop(): Promise<void> }[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'rl-sentinel-'));
@@ -94,15 +115,7 @@ export async function startSentinelSetup(): Promise<SentinelSetup> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    // The replica writes the RDB of its full sync to its working directory: the temp one, not the repository.
-    const master = await startRedis({ own: true, args: ['--dir', dir] });
-    started.push(master);
-    const replica = await startRedis({ own: true, args: ['--dir', dir, '--replicaof', '127.0.0.1', String(master.port)] });
-    started.push(replica);
-    const replicaClient = replica.client();
-    await waitFor('the replica to sync with the master', READY_TIMEOUT_MS, async () =>
-      /master_link_status:up/.test(await replicaClient.info('replication')) ? true : undefined,
-    );
+    const pairs = await Promise.all(names.map(() => startGroup(dir, started)));
 
     let sentinel: { child: ChildProcess; output: () => string } | null = null;
     let lastOutput = '';
@@ -117,10 +130,12 @@ export async function startSentinelSetup(): Promise<SentinelSetup> {
           `port ${port}`,
           'bind 127.0.0.1',
           `dir ${dir}`,
-          `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${master.port} 1`,
-          `sentinel down-after-milliseconds ${MASTER_NAME} 1000`,
-          `sentinel failover-timeout ${MASTER_NAME} 3000`,
-          `sentinel parallel-syncs ${MASTER_NAME} 1`,
+          ...names.flatMap((name, i) => [
+            `sentinel monitor ${name} 127.0.0.1 ${pairs[i].master.port} 1`,
+            `sentinel down-after-milliseconds ${name} 1000`,
+            `sentinel failover-timeout ${name} 3000`,
+            `sentinel parallel-syncs ${name} 1`,
+          ]),
           '',
         ].join('\n'),
       );
@@ -132,16 +147,26 @@ export async function startSentinelSetup(): Promise<SentinelSetup> {
     sentinelProcess = sentinel.child;
     sentinelClient = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1 });
     const client = sentinelClient;
-    // The Sentinel learns of the replica from the master's INFO; a failover needs it.
-    await waitFor('the Sentinel to list the replica', READY_TIMEOUT_MS, async () => {
-      const replicas = (await client.call('SENTINEL', 'REPLICAS', MASTER_NAME)) as string[][];
-      return replicas.some((fields) => fields.includes(String(replica.port))) ? true : undefined;
-    });
-    const masterAddress = async () => {
-      const [host, p] = (await client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME)) as [string, string];
-      return { host, port: Number(p) };
+    const groups = new Map<string, SentinelGroup>();
+    for (const [i, name] of names.entries()) {
+      const { master, replica } = pairs[i];
+      // The Sentinel learns of the replica from the master's INFO; a failover needs it.
+      await waitFor(`the Sentinel to list the replica of ${name}`, READY_TIMEOUT_MS, async () => {
+        const replicas = (await client.call('SENTINEL', 'REPLICAS', name)) as string[][];
+        return replicas.some((fields) => fields.includes(String(replica.port))) ? true : undefined;
+      });
+      const masterAddress = async () => {
+        const [host, p] = (await client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)) as [string, string];
+        return { host, port: Number(p) };
+      };
+      groups.set(name, { name, master, replica, masterAddress });
+    }
+    const group = (name: string) => {
+      const found = groups.get(name);
+      if (!found) throw new Error(`No Sentinel group ${name} (started: ${names.join(', ')})`);
+      return found;
     };
-    return { master, replica, sentinel: { host: '127.0.0.1', port, process: sentinel.child }, sentinelClient: client, masterAddress, stop };
+    return { group, sentinel: { host: '127.0.0.1', port, process: sentinel.child }, sentinelClient: client, stop };
   } catch (error) {
     await stop();
     throw error;

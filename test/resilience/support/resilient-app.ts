@@ -1,5 +1,6 @@
 import { Controller, Get, type INestApplication } from '@nestjs/common';
 import { runInThisContext } from 'node:vm';
+import { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import request from 'supertest';
 import {
@@ -12,14 +13,25 @@ import {
   SkipRateLimit,
   type RateLimitDecisionEvent,
   type RateLimitModuleOptions,
+  type RedisClientLike,
   type RedisStore,
 } from '../../../lib/index.js';
 import { startApp } from '../../e2e/support/http-app.js';
 import { cpuWaitMs } from '../../support/cpu-wait.js';
+import { CLIENT_LIBRARIES, openClientWith, quietGlideLogs, type ClientLibrary, type ClientSettings, type OpenClient } from '../../support/redis-clients.js';
 import { uniquePrefix, type TestRedis } from '../../support/redis-server.js';
 import { PATIENT_TIMEOUT_MS } from '../../support/store-timeout.js';
 
 export { commandCalls } from '../../support/redis-server.js';
+
+/**
+ * The client an app of these tests decides through: 'ioredis', the one the module makes from the server's URL (its
+ * safe settings: no offline queue, no resend), or a client of another library passed as `store`, opened as
+ * `openClient` opens it (node-redis: disableOfflineQueue; iovalkey: no offline queue, no resend, no retry; GLIDE:
+ * requestTimeout 5 s).
+ */
+export type AppClient = 'ioredis' | ClientLibrary;
+export const APP_CLIENTS: AppClient[] = ['ioredis', ...CLIENT_LIBRARIES];
 
 /** The header the default rule of these apps counts per: each test picks its clients. */
 export const CLIENT_HEADER = 'x-client';
@@ -74,21 +86,35 @@ export interface ResilientApp {
   serviceStateKey(key: string): string;
   /** Decisions Redis made (not the failure policy) that admitted `client`: what Redis must have counted. */
   admittedOnRedis(client: string): number;
+  /** Resolves once every command the app sent Redis before has run: Redis answers a connection's commands in order. */
+  ping(): Promise<unknown>;
+  /** Closes the app, then the client passed to it, if any. */
   close(): Promise<void>;
 }
 
 /**
  * An Express app whose default rule counts per x-client header, on `redis` behind the module's resilience
- * (failure policy, circuit breaker, block cache); `options` override any of it. The timeout is PATIENT_TIMEOUT_MS,
- * so that a loaded machine does not hand Redis's decisions to the failure policy: tests of timeouts set their own.
+ * (failure policy, circuit breaker, block cache), through a client of `client` (see AppClient, and `settings` for
+ * one passed in); `options` override any of it. The timeout is PATIENT_TIMEOUT_MS, so that a loaded machine does not
+ * hand Redis's decisions to the failure policy: tests of timeouts set their own.
  */
-export async function startResilientApp(redis: TestRedis, options: RateLimitModuleOptions = {}): Promise<ResilientApp> {
+export async function startResilientApp(redis: TestRedis, options: RateLimitModuleOptions = {}, client: AppClient = 'ioredis', settings: ClientSettings = {}): Promise<ResilientApp> {
+  const passed = client === 'ioredis' ? undefined : await openLibraryClient(client, redis.port, settings);
+  try {
+    return await startAppOn(redis, passed, options);
+  } catch (error) {
+    await passed?.close();
+    throw error;
+  }
+}
+
+async function startAppOn(redis: TestRedis, passed: OpenClient | undefined, options: RateLimitModuleOptions): Promise<ResilientApp> {
   const events: RateLimitDecisionEvent[] = [];
   const keyPrefix = options.keyPrefix ?? uniquePrefix('res');
   const app = await startApp('express', {
     imports: [
       RateLimitModule.forRoot({
-        store: `redis://127.0.0.1:${redis.port}`,
+        store: passed?.client ?? `redis://127.0.0.1:${redis.port}`,
         globalGuard: true,
         keyPrefix,
         timeoutMs: PATIENT_TIMEOUT_MS,
@@ -107,6 +133,7 @@ export async function startResilientApp(redis: TestRedis, options: RateLimitModu
   const store = app.get<ResilientStore>(RATE_LIMIT_STORE);
   if (!(store instanceof ResilientStore)) throw new Error('Expected the module to put Redis behind a ResilientStore');
   const server = app.getHttpServer();
+  const redisStore = store.primary as RedisStore;
   const trackerKey = (client: string) => `ItemsController.list|header:${CLIENT_HEADER}:${client}`;
   return {
     app,
@@ -114,7 +141,7 @@ export async function startResilientApp(redis: TestRedis, options: RateLimitModu
     events,
     service,
     store,
-    redisStore: store.primary as RedisStore,
+    redisStore,
     async get(client, path = '/items') {
       const startedAt = performance.now();
       const waited = cpuWaitMs();
@@ -126,8 +153,47 @@ export async function startResilientApp(redis: TestRedis, options: RateLimitModu
     serviceStateKey: (key) => ruleKeys(keyPrefix, service.rule('default'), key).state,
     admittedOnRedis: (client) =>
       events.filter((e) => e.entries[0].key === trackerKey(client) && e.result.allowed && !e.result.decisions.some((d) => d.degraded)).length,
-    close: () => app.close(),
+    ping: () => ping(redisStore.client as RedisClientLike),
+    close: async () => {
+      await app.close();
+      await passed?.close();
+    },
   };
+}
+
+/** PING through `client`, whatever its library: each has a `ping()` sent on its one connection, after what is queued. */
+export const ping = (client: RedisClientLike): Promise<unknown> => (client as unknown as { ping(): Promise<unknown> }).ping();
+
+/**
+ * The clients of one library a suite builds its stores on: ioredis with its defaults (as `TestRedis.client()` makes
+ * them), the others as `openClient` opens them. `closeAll()` in afterAll.
+ */
+export function suiteClients(library: AppClient): { open(port: number): Promise<RedisClientLike>; closeAll(): Promise<void> } {
+  const opened: OpenClient[] = [];
+  return {
+    async open(port) {
+      const next = library === 'ioredis' ? await openIoRedis(port) : await openLibraryClient(library, port);
+      opened.push(next);
+      return next.client;
+    },
+    async closeAll() {
+      await Promise.all(opened.splice(0).map((c) => c.close()));
+    },
+  };
+}
+
+/** `openClient` (with `settings`), and GLIDE's logs kept to errors: these tests break Redis on purpose. */
+function openLibraryClient(library: ClientLibrary, port: number, settings: ClientSettings = {}): Promise<OpenClient> {
+  if (library === 'GLIDE') quietGlideLogs();
+  return openClientWith(library, port, settings);
+}
+
+async function openIoRedis(port: number): Promise<OpenClient> {
+  const client = new Redis({ host: '127.0.0.1', port });
+  // Without a listener, ioredis prints the errors of a server the test stops.
+  client.on('error', () => undefined);
+  await client.ping();
+  return { client, close: async () => void (await client.quit().catch(() => client.disconnect())) };
 }
 
 /** Requests from `workers` concurrent loops until stopped; each loop waits for its answer before the next. */
