@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,6 +22,11 @@ export const PACKAGE_NAME = 'nestjs-redis-rate-limit';
 export interface SandboxOptions {
   /** Folder under test/compat/fixtures whose files are copied into the sandbox. */
   fixture: string;
+  /**
+   * Fixture files (`client.ts`) the sandbox holds as an ES module and a CommonJS module instead (`client.mts`,
+   * `client.cts`): one source for a user's code in both formats.
+   */
+  twins?: string[];
   /** Extra packages: installed name (e.g. `@nestjs/core`) -> folder name under the root node_modules (`nest11-core`). */
   packages?: Record<string, string>;
   /**
@@ -84,6 +89,10 @@ export function prepareSandbox(name: string, options: SandboxOptions): string {
   mkdirSync(join(dir, 'node_modules'), { recursive: true });
 
   cpSync(join(FIXTURES_DIR, options.fixture), dir, { recursive: true, dereference: true });
+  for (const source of options.twins ?? []) {
+    for (const extension of ['.mts', '.cts']) copyFileSync(join(dir, source), join(dir, source.replace(/\.ts$/, extension)));
+    rmSync(join(dir, source));
+  }
 
   // What `npm install <tarball>` puts in node_modules; its dependencies resolve from the repository's.
   const packageDir = join(dir, 'node_modules', PACKAGE_NAME);
