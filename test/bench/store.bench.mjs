@@ -1,6 +1,7 @@
 // Store benchmark: decisions/s, latency and Redis CPU per decision of our module against rate-limiter-flexible
 // (RLF) and the raw ceiling of one call per decision (EVALSHA of `return 1`), on one redis-server, on a 3-master
-// Cluster, and in memory.
+// Cluster, in memory, and on a client of each library the module takes (ioredis, node-redis 5 and 6, iovalkey,
+// GLIDE).
 //
 // Method (what a skeptic asks for):
 // - Ours runs through the full module path: a RateLimitService from a Nest application context of
@@ -19,12 +20,20 @@
 //   10,000 and 1,000,000 keys (1M: 10x the memory store's default maxKeys), through the module (metrics on) and
 //   the bare MemoryStore; all admitted, a minimal Map-based fixed window as the harness's reference (not scored).
 //   Each memory run is a child process of its own (store/memory-child.mjs).
+// - Client libraries (store/client-libraries.mjs): ours, coalescing on, fixed and sliding window, with a client of
+//   each library passed as `store`, beside RLF's limiter for that library on a client of its own, at 200 in
+//   flight over 10,000 keys; each of ours is also compared with ours on ioredis in the same round. Each of these
+//   cases runs once, unrecorded, before round 1, so that no library's first case pays for V8 compiling its code.
 //
 // Run: `npm run bench:store` (builds first). Env: BENCH_SECONDS (measured seconds per run, default 2; each run
-// also has 0.5 s of warm-up), BENCH_ROUNDS (default 5), BENCH_STORE_GROUPS (comma list of redis, memory, cluster;
-// default all). Writes test/bench/results/store.md, and the README's store section on a full run.
+// also has 0.5 s of warm-up), BENCH_ROUNDS (default 5), BENCH_STORE_GROUPS (comma list of redis, memory, cluster,
+// clients; default all; `none` measures nothing and rewrites the reports from store-runs.json). Writes
+// test/bench/results/store.md and store-runs.json; a run of some groups keeps the others' runs from the last
+// store-runs.json (store/previous-runs.mjs), each labelled with its commit and date. Rewrites the README's store
+// section when every group is there, each from a run of at least 5 rounds.
 import { Redis } from 'ioredis';
 import { environmentHeader, measuredMs, packageVersion, runMain, startGuardedServer, writeResult } from './support/environment.mjs';
+import { redisServerVersion } from './support/redis-process.mjs';
 import { keySequence, runClosedLoop } from './support/load.mjs';
 import { NOISY_CORES, startNoiseMeter } from './support/machine-noise.mjs';
 import { writeReadmeSection } from './support/readme-section.mjs';
@@ -36,14 +45,23 @@ import { readmeSummary } from './store/readme.mjs';
 import { ADMIT_ALL, ALGORITHMS, admitLimit, memoryCases, memoryId } from './store/memory-cases.mjs';
 import { runMemoryCaseInChild } from './store/memory-child.mjs';
 import { coalesceAvailable, moduleSubject, noopSubject, rlfRedisSubject } from './store/subjects.mjs';
+import { CLIENT_LIBRARIES, clientCases } from './store/client-libraries.mjs';
+import { clientGoals, clientsTable, clientsTableNote } from './store/clients-report.mjs';
+import { carriedOver, describeOrigin } from './store/previous-runs.mjs';
 
 const COUNTERS = ['fixed-window', 'sliding-window', 'token-bucket', 'gcra'];
 const IN_FLIGHT = 200;
 const REDIS_KEYS = 10_000;
 const WARMUP_MS = 500;
+/** The measured period of the unrecorded run of each client-library case before round 1. */
+const WARMUP_ROUND_MS = 1_000;
 const MEASURE_MS = measuredMs(2);
 const ROUNDS = benchRounds();
-const GROUPS = (process.env.BENCH_STORE_GROUPS ?? 'redis,memory,cluster').split(',').map((s) => s.trim());
+const ALL_GROUPS = ['redis', 'memory', 'cluster', 'clients'];
+/** The groups this run measures; `none` measures nothing and rewrites the reports from store-runs.json. */
+const GROUPS = process.env.BENCH_STORE_GROUPS === 'none' ? [] : (process.env.BENCH_STORE_GROUPS ?? ALL_GROUPS.join(',')).split(',').map((s) => s.trim());
+const unknownGroups = GROUPS.filter((g) => !ALL_GROUPS.includes(g));
+if (unknownGroups.length) throw new Error(`BENCH_STORE_GROUPS: unknown ${unknownGroups.join(', ')} (known: ${ALL_GROUPS.join(', ')})`);
 const onOff = (on) => (on ? 'on' : 'off');
 
 // ---- cases ----
@@ -106,27 +124,31 @@ function keysFor(keyCount) {
   return sequences.get(keyCount);
 }
 
-async function runCase(benchCase, round, env) {
+async function runCase(benchCase, round, env, measureMs = MEASURE_MS) {
   if (benchCase.group === 'memory') return runMemoryCase(benchCase, env);
   const subject = await benchCase.make({ ...env, round });
   const keyCount = benchCase.keyCount ?? REDIS_KEYS;
-  const admins = benchCase.group === 'cluster' ? env.cluster.admins : benchCase.group === 'redis' ? [env.admin] : [];
+  const admins = benchCase.group === 'cluster' ? env.cluster.admins : [env.admin];
   let accounting;
   let meter;
+  let cpuBefore;
   let result;
+  let appCpu;
   try {
     result = await runClosedLoop({
       call: subject.call,
       keys: keysFor(keyCount),
       concurrency: benchCase.inFlight ?? IN_FLIGHT,
       warmupMs: WARMUP_MS,
-      measureMs: MEASURE_MS,
+      measureMs,
       countErrors: true,
       onMeasureStart: async () => {
         accounting = await startRedisAccounting(admins);
         meter = startNoiseMeter(() => env.pids);
+        cpuBefore = process.cpuUsage();
       },
     });
+    appCpu = process.cpuUsage(cpuBefore);
   } finally {
     await subject.close();
   }
@@ -135,14 +157,15 @@ async function runCase(benchCase, round, env) {
   if (benchCase.group === 'cluster') await env.cluster.flush();
   else await env.admin.flushall();
   globalThis.gc?.(); // the next case should not pay for this one's garbage (1M keys' worth at most)
-  const redisCase = admins.length > 0;
   return {
     ...result,
     othersCores: noise.othersCores,
     ownCores: noise.ownCores,
-    redisCpuUsPerDecision: redisCase ? (redis.cpuSeconds * 1e6) / result.decisions : NaN,
-    scriptUsPerDecision: redisCase ? redis.scriptUsec / result.decisions : NaN,
-    scriptCallsPerDecision: redisCase ? redis.scriptCalls / result.decisions : NaN,
+    // This process's CPU (every thread: GLIDE's core runs in threads of its own), the load loop's share included.
+    appCpuUsPerDecision: (appCpu.user + appCpu.system) / result.decisions,
+    redisCpuUsPerDecision: (redis.cpuSeconds * 1e6) / result.decisions,
+    scriptUsPerDecision: redis.scriptUsec / result.decisions,
+    scriptCallsPerDecision: redis.scriptCalls / result.decisions,
   };
 }
 
@@ -172,37 +195,45 @@ function logRun(run, index, total) {
   const noisy = run.othersCores > NOISY_CORES ? ' NOISY' : '';
   process.stderr.write(
     `[${index}/${total}] round ${run.round} ${run.id}: ${Math.round(run.perSecond).toLocaleString('en-US')}/s, p50 ${(run.p50 * 1000).toFixed(0)} µs, ` +
-      `p99 ${(run.p99 * 1000).toFixed(0)} µs, redis ${Number.isFinite(run.redisCpuUsPerDecision) ? run.redisCpuUsPerDecision.toFixed(1) : '-'} µs/dec, ` +
+      `p99 ${(run.p99 * 1000).toFixed(0)} µs, app ${Number.isFinite(run.appCpuUsPerDecision) ? run.appCpuUsPerDecision.toFixed(1) : '-'} µs/dec, redis ${Number.isFinite(run.redisCpuUsPerDecision) ? run.redisCpuUsPerDecision.toFixed(1) : '-'} µs/dec, ` +
       `errors ${run.errors}, degraded ${run.degraded}, others ${run.othersCores.toFixed(2)} cores${noisy}\n`,
   );
 }
 
 // ---- report ----
 
-function render({ runs, cases, coalesce, redisVersion, commit, seconds }) {
+function render({ runs, cases, coalesce, redisVersion, origins, seconds }) {
+  const originLines = ALL_GROUPS.filter((g) => origins[g]).map((g) => `${g}: ${describeOrigin(origins[g])}${GROUPS.includes(g) ? ' (this run)' : ' (carried over from the last report)'}`);
   const header = environmentHeader('Store benchmark', redisVersion, [
-    `Commit measured: ${commit}; rounds: ${ROUNDS}; wall time ${Math.round(seconds)} s`,
+    `Groups and the run each comes from: ${originLines.join('; ')}; ${GROUPS.length ? `wall time of this run ${Math.round(seconds)} s` : 'this report re-rendered from store-runs.json (BENCH_STORE_GROUPS=none)'}`,
     `Coalescing (module option \`coalesce\`): ${coalesce ? 'available, run on and off' : 'not available in this build (ours ran with the module defaults)'}`,
     `Load: closed loop of ${IN_FLIGHT} calls in flight (1 for the "1 in flight" cases) over ${REDIS_KEYS.toLocaleString('en-US')} keys on Redis, ` +
       `10,000 or 1,000,000 in memory, the same seeded key sequence for every case; per run ${WARMUP_MS / 1000} s warm-up, then ${MEASURE_MS / 1000} s measured (BENCH_SECONDS)`,
     `Ours: RateLimitService.decide() from NestFactory.createApplicationContext(RateLimitModule.forRoot({ store, metrics: { registry } })), built fresh each run; ` +
       'Redis rules limit 10M (sliding log 1,000) per 60 s, so every call is admitted (FLUSHALL after each run)',
     `Peers: rate-limiter-flexible ${packageVersion('rate-limiter-flexible')} RateLimiterRedis / RateLimiterMemory, raw EVALSHA \`return 1\` (ioredis defineCommand), each on a fresh client, auto-pipelining on and off; in memory, as a reference and not scored, a minimal Map-based fixed window (no eviction, Date.now(), no validation): what this harness allows a memory store`,
+    `Client libraries (clients group): ${CLIENT_LIBRARIES.map((l) => `${l.name} ${l.version}`).join(', ')}; each client opened fresh for every run, with no offline queue (GLIDE: requestTimeout 5 s); RLF on a client of its own, opened the same way; each case run once, unrecorded, before round 1 (V8 compiles each library's code)`,
     `Order: every case once per round, the order rotated by one each round; "noisy" = the rest of the machine used more than ${NOISY_CORES} cores during the measured period (/proc/stat minus the bench's node and redis-server processes)`,
-    'Redis CPU/decision: used_cpu_user + used_cpu_sys of the redis-server(s) over the measured period / decisions; script µs/decision and calls/decision from INFO commandstats (EVAL/EVALSHA), reset after the warm-up',
+    'App CPU/decision (Redis cases): user + system CPU of the bench process (all its threads, the load loop included) over the measured period / decisions. ' +
+      'Redis CPU/decision: used_cpu_user + used_cpu_sys of the redis-server(s) over the measured period / decisions; script µs/decision and calls/decision from INFO commandstats (EVAL/EVALSHA/FCALL), reset after the warm-up',
   ]);
   const groups = [
     ['Redis (one redis-server)', 'redis'],
     ['Memory', 'memory'],
     ['Redis Cluster (3 masters)', 'cluster'],
+    ['Client libraries (one redis-server)', 'clients'],
   ];
   const sections = [];
   for (const [title, group] of groups) {
     const mine = cases.filter((c) => c.group === group);
     if (!mine.length) continue;
-    sections.push(`## ${title}`, '', casesTable(runs, mine), '');
+    sections.push(`## ${title}`, '');
+    if (group === 'clients') sections.push(clientsTable(runs), '', clientsTableNote(), '');
+    sections.push(casesTable(runs, mine), '');
   }
-  const goals = GROUPS.includes('redis') && GROUPS.includes('memory') ? storeGoals(runs, goalInputs(coalesce)) : [];
+  const has = (group) => cases.some((c) => c.group === group);
+  const goals = [...(has('redis') && has('memory') ? storeGoals(runs, goalInputs(coalesce)) : []), ...(has('clients') ? clientGoals(runs) : [])];
+  const rounds = Math.max(...runs.map((r) => r.round));
   return {
     goals,
     markdown: [
@@ -211,13 +242,13 @@ function render({ runs, cases, coalesce, redisVersion, commit, seconds }) {
       'Medians over the rounds; "min-max" and "spread" ((max - min) / median) are of decisions/s across the rounds.',
       '',
       ...sections,
-      goals.length ? goalsMarkdown(goals) : '## Goals\n\nNot scored: BENCH_STORE_GROUPS left out the Redis or memory cases.',
+      goals.length ? goalsMarkdown(goals) : '## Goals\n\nNot scored: no goal has its cases in these groups.',
       '',
       '## Every run',
       '',
       'decisions/s of each run, with the cores the rest of the machine used meanwhile (`*`: noisy).',
       '',
-      roundsTable(runs, cases, ROUNDS),
+      roundsTable(runs, cases, rounds),
       '',
     ].join('\n'),
   };
@@ -237,22 +268,44 @@ function goalInputs(coalesce) {
 async function main() {
   const started = performance.now();
   const coalesce = await coalesceAvailable();
+  const measured = GROUPS.length > 0 ? await measure(coalesce) : { cases: [], runs: [], redisVersion: redisServerVersion() };
+  const commit = GROUPS.length > 0 ? (process.env.BENCH_COMMIT ?? (await gitCommit())) : undefined;
+  const earlier = carriedOver(GROUPS);
+  const byGroup = (a, b) => ALL_GROUPS.indexOf(a.group) - ALL_GROUPS.indexOf(b.group);
+  const cases = [...earlier.cases, ...measured.cases.map(({ id, group, label }) => ({ id, group, label }))].sort(byGroup);
+  const runs = [...earlier.runs, ...measured.runs];
+  const date = new Date().toISOString();
+  const origins = { ...earlier.origins, ...Object.fromEntries(GROUPS.map((g) => [g, { commit, date, rounds: ROUNDS, measureS: MEASURE_MS / 1000 }])) };
+  const { markdown, goals } = render({ runs, cases, coalesce, redisVersion: measured.redisVersion, origins, seconds: (performance.now() - started) / 1000 });
+  process.stdout.write(markdown);
+  writeResult('store.md', markdown);
+  // Every run's figures, so a reader can recompute any ratio or score another threshold.
+  writeResult('store-runs.json', `${JSON.stringify({ origins, cases, runs }, null, 1)}\n`);
+  const complete = ALL_GROUPS.every((g) => origins[g]?.rounds >= 5);
+  if (complete) writeReadmeSection('store', readmeSummary({ runs, goals, coalesce, origins }));
+}
+
+/** Runs the cases of GROUPS, every round, on servers of this run: { cases, runs, redisVersion }. */
+async function measure(coalesce) {
   const { server, version: redisVersion } = await startGuardedServer();
   const admin = new Redis({ host: '127.0.0.1', port: server.port });
   const cluster = GROUPS.includes('cluster') ? await startBenchCluster() : undefined;
   try {
     const env = { port: server.port, admin, cluster, pids: [process.pid, await redisPid(admin), ...(cluster?.pids ?? [])] };
-    const cases = [...(GROUPS.includes('redis') ? redisCases(coalesce) : []), ...(GROUPS.includes('memory') ? memoryCases() : []), ...(cluster ? clusterCases(coalesce) : [])];
+    const cases = [
+      ...(GROUPS.includes('redis') ? redisCases(coalesce) : []),
+      ...(GROUPS.includes('memory') ? memoryCases() : []),
+      ...(cluster ? clusterCases(coalesce) : []),
+      ...(GROUPS.includes('clients') ? clientCases() : []),
+    ];
     process.stderr.write(`store bench: ${cases.length} cases x ${ROUNDS} rounds, coalescing ${coalesce ? 'available' : 'not available'}\n`);
+    // Each client library's code is compiled by V8 as it runs: the first case of a library paid for it in round 1 (up to
+    // 4x the app CPU per decision of its later rounds). One unrecorded run of each case first.
+    const unwarmed = cases.filter((c) => c.group === 'clients');
+    if (unwarmed.length) process.stderr.write(`warm-up: the ${unwarmed.length} client-library cases once each, ${WARMUP_ROUND_MS / 1000} s, not recorded\n`);
+    for (const benchCase of unwarmed) await runCase(benchCase, 0, env, WARMUP_ROUND_MS);
     const runs = await runRounds({ rounds: ROUNDS, cases, runCase: (c, round) => runCase(c, round, env), log: logRun });
-    const commit = process.env.BENCH_COMMIT ?? (await gitCommit());
-    const { markdown, goals } = render({ runs, cases, coalesce, redisVersion, commit, seconds: (performance.now() - started) / 1000 });
-    process.stdout.write(markdown);
-    writeResult('store.md', markdown);
-    // Every run's figures, so a reader can recompute any ratio or score another threshold.
-    writeResult('store-runs.json', `${JSON.stringify({ commit, rounds: ROUNDS, cases: cases.map(({ id, group, label }) => ({ id, group, label })), runs }, null, 1)}\n`);
-    const full = GROUPS.length === 3 && ROUNDS >= 5;
-    if (full) writeReadmeSection('store', readmeSummary({ runs, goals, coalesce, commit, rounds: ROUNDS, measureS: MEASURE_MS / 1000 }));
+    return { cases, runs, redisVersion };
   } finally {
     await admin.quit().catch(() => admin.disconnect());
     await cluster?.stop();

@@ -12,7 +12,7 @@ const medianOf = (runs, id, metric) => median(runsOf(runs, id).map(metric));
 
 /** One row per case: medians over the rounds, spread of decisions/s, what keeps it from scoring. */
 export function casesTable(runs, cases) {
-  const headers = ['case', 'decisions/s (median)', 'min-max', 'spread', 'p50 µs', 'p99 µs', 'Redis CPU µs/decision', 'script µs/decision', 'script calls/decision', 'allowed', 'errors', 'degraded', 'noisy runs'];
+  const headers = ['case', 'decisions/s (median)', 'min-max', 'spread', 'p50 µs', 'p99 µs', 'app CPU µs/decision', 'Redis CPU µs/decision', 'script µs/decision', 'script calls/decision', 'allowed', 'errors', 'degraded', 'noisy runs'];
   const rows = cases.map((c) => {
     const mine = runsOf(runs, c.id);
     const s = summary(mine.map((r) => r.perSecond));
@@ -25,6 +25,7 @@ export function casesTable(runs, cases) {
       pct(s.spread),
       us(m((r) => r.p50)),
       us(m((r) => r.p99)),
+      fixed(1)(m((r) => r.appCpuUsPerDecision)),
       fixed(1)(m((r) => r.redisCpuUsPerDecision)),
       fixed(1)(m((r) => r.scriptUsPerDecision)),
       fixed(3)(m((r) => r.scriptCallsPerDecision)),

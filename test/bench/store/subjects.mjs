@@ -1,8 +1,8 @@
 // What the store bench calls: each subject is built fresh for every run and returns `call(key)`, resolving to
 // true / false (admitted or not) or { allowed, degraded }. Ours always goes through the module as an app uses
 // it: a RateLimitService from a Nest application context of RateLimitModule.forRoot (the module builds the
-// client, the RedisStore and the ResilientStore around it, metrics on a registry of the bench's own), and
-// `decide()`, the guard's path. The peers run as their READMEs show them.
+// client, or takes the one passed, the RedisStore and the ResilientStore around it, metrics on a registry of the
+// bench's own), and `decide()`, the guard's path. The peers run as their READMEs show them.
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
 import promClient from 'prom-client';
@@ -34,7 +34,8 @@ export async function coalesceAvailable() {
 export const ruleFor = (algorithm, limit) => defineRule({ algorithm, limit, window: WINDOW_MS }, 'bench');
 
 /**
- * Our module in an application context: `store` as forRoot takes it (a redis:// URL, { cluster }, 'memory').
+ * Our module in an application context: `store` as forRoot takes it (a redis:// URL, { cluster }, 'memory', or a
+ * client of any library, which the caller closes).
  * `coalesce: false` turns coalescing off; true or undefined leave the module's default (on, { maxBatch: 64 }).
  * Metrics go to a registry of this run.
  */
@@ -101,11 +102,20 @@ async function peerClient(port, autopipeline) {
 
 const quit = (client) => client.quit().catch(() => client.disconnect());
 
-/** RateLimiterRedis on its own client. */
+/**
+ * An RLF limiter, `makeLimiter(client, options)`, on a client of its own (`opened`: { client, close() }, closed with
+ * the subject).
+ */
+export function rlfSubject({ opened, makeLimiter, limit, prefix }) {
+  const limiter = makeLimiter(opened.client, { points: limit, duration: WINDOW_MS / 1000, keyPrefix: prefix });
+  return { call: (key) => limiter.consume(key).then(() => true, deniedOrRethrow), close: opened.close };
+}
+
+/** RateLimiterRedis on its own ioredis client. */
 export async function rlfRedisSubject({ port, autopipeline, limit, prefix }) {
   const client = await peerClient(port, autopipeline);
-  const limiter = new RateLimiterRedis({ storeClient: client, points: limit, duration: WINDOW_MS / 1000, keyPrefix: prefix });
-  return { call: (key) => limiter.consume(key).then(() => true, deniedOrRethrow), close: () => quit(client) };
+  const makeLimiter = (storeClient, options) => new RateLimiterRedis({ storeClient, ...options });
+  return rlfSubject({ opened: { client, close: () => quit(client) }, makeLimiter, limit, prefix });
 }
 
 /** EVALSHA of `return 1` (ioredis defineCommand): what one call per decision costs at best on this client. */

@@ -7,12 +7,22 @@ import { redisServerVersion, startRedisServer } from './redis-process.mjs';
 
 export const RESULTS_DIR = new URL('../results/', import.meta.url);
 
-/** Installed version of a package (from its package.json), or 'unknown'. */
+/**
+ * Installed version of a package (from its package.json), or 'unknown'. A package whose `exports` hide its
+ * package.json (@valkey/valkey-glide) is read from the node_modules folder its entry point resolves into.
+ */
 export function packageVersion(name) {
+  const require = createRequire(import.meta.url);
   try {
-    return createRequire(import.meta.url)(`${name}/package.json`).version;
+    return require(`${name}/package.json`).version;
   } catch {
-    return 'unknown';
+    try {
+      const entry = require.resolve(name);
+      const root = entry.slice(0, entry.lastIndexOf(`node_modules/${name}/`) + `node_modules/${name}/`.length);
+      return JSON.parse(readFileSync(`${root}package.json`, 'utf8')).version;
+    } catch {
+      return 'unknown';
+    }
   }
 }
 

@@ -8,12 +8,12 @@ export async function redisCpuSeconds(admin) {
   return read('used_cpu_user') + read('used_cpu_sys');
 }
 
-/** Calls and µs inside Redis of EVAL / EVALSHA (and their _RO forms) since the last CONFIG RESETSTAT. */
+/** Calls and µs inside Redis of EVAL / EVALSHA / FCALL (and their _RO forms) since the last CONFIG RESETSTAT. */
 export async function scriptStats(admin) {
   const info = await admin.info('commandstats');
   let calls = 0;
   let usec = 0;
-  for (const match of info.matchAll(/^cmdstat_(?:eval|evalsha|eval_ro|evalsha_ro):calls=(\d+),usec=(\d+)/gm)) {
+  for (const match of info.matchAll(/^cmdstat_(?:eval|evalsha|eval_ro|evalsha_ro|fcall|fcall_ro):calls=(\d+),usec=(\d+)/gm)) {
     calls += Number(match[1]);
     usec += Number(match[2]);
   }
