@@ -30,6 +30,8 @@ export interface ClientSettings {
 /** `openClient`, with some of its settings changed. */
 export async function openClientWith(library: ClientLibrary, port: number, settings: ClientSettings): Promise<OpenClient> {
   if (library === 'GLIDE') {
+    // GLIDE logs a WARN line for every error a server replies (the NOSCRIPT the SCRIPT FLUSH tests cause): not in a clean run.
+    quietGlideLogs();
     // A request timeout longer than the loaded test machine's worst pause: the tests bound nothing with it.
     const client = await GlideClient.createClient({ addresses: [{ host: '127.0.0.1', port }], requestTimeout: settings.glideRequestTimeoutMs ?? 5_000 });
     return { client, close: async () => client.close() };
@@ -50,6 +52,7 @@ export async function openClientWith(library: ClientLibrary, port: number, setti
 /** A connected Cluster client of `library` on the cluster of these seed nodes. */
 export async function openClusterClient(library: ClientLibrary, nodes: { host: string; port: number }[]): Promise<OpenClient> {
   if (library === 'GLIDE') {
+    quietGlideLogs();
     const client = await GlideClusterClient.createClient({ addresses: nodes, requestTimeout: 5_000 });
     return { client, close: async () => client.close() };
   }
