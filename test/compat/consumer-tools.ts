@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../support/redis-server.js';
-import { rootBin, runNode, type NodeRunOptions } from './sandbox.js';
+import { HANG_GUARD_MS, rootBin, runNode, type NodeRunOptions } from './sandbox.js';
 
 /**
  * What a user does in a consumer project, run in a sandbox (see sandbox.ts): type-check and build with tsc, run
@@ -41,7 +41,8 @@ export interface JestRun {
  */
 export async function runJest(dir: string, args: string[], options: NodeRunOptions = {}): Promise<JestRun> {
   const output = join(dir, `jest-results-${args.join('-').replace(/\W+/g, '_') || 'default'}.json`);
-  await runNode(dir, [rootBin('jest/bin/jest.js'), '--ci', '--json', '--outputFile', output, ...args], options);
+  // Its tests' default 5 s timeout is a speed check on a loaded machine: the hang guard replaces it.
+  await runNode(dir, [rootBin('jest/bin/jest.js'), '--ci', '--json', '--outputFile', output, '--testTimeout', String(HANG_GUARD_MS), ...args], options);
   const results = JSON.parse(readFileSync(output, 'utf8')) as {
     numPassedTests: number;
     numFailedTests: number;
@@ -65,7 +66,7 @@ export interface ServedResponse {
  * other once it answers, then stops it. Waits for the first answer up to `startTimeoutMs`; the app printing an
  * error and exiting ends the wait at once.
  */
-export async function serve(dir: string, entry: string, paths: string[], env: Record<string, string> = {}, startTimeoutMs = 20_000): Promise<ServedResponse[]> {
+export async function serve(dir: string, entry: string, paths: string[], env: Record<string, string> = {}, startTimeoutMs = HANG_GUARD_MS): Promise<ServedResponse[]> {
   const port = await freePort();
   const child = spawn(process.execPath, [entry], { cwd: dir, env: { ...process.env, NODE_OPTIONS: '', ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

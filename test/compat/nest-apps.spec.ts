@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 import { runJest, serve, settle, tsc, valueOf, type JestRun, type Outcome, type ServedResponse } from './consumer-tools.js';
-import { prepareSandbox } from './sandbox.js';
+import { HANG_GUARD_MS, prepareSandbox } from './sandbox.js';
 
 /**
  * The packed package in the two kinds of app users have, each built, tested and served the way its project does
@@ -39,7 +39,7 @@ describe('Nest 11 starter: CommonJS, TypeScript 5.7, jest with ts-jest, ioredis 
   beforeAll(async () => {
     dir = prepareSandbox('nest11-starter', { fixture: 'nest11-starter', packages: NEST11, links: { typescript: 'typescript57' } });
     build = await settle(tsc(dir, 'typescript57', 'tsconfig.build.json'));
-  }, 120_000);
+  }, HANG_GUARD_MS);
 
   it('type-checks and builds with its tsconfig (module nodenext) and TypeScript 5.7 (no TS1479)', () => {
     valueOf(build);
@@ -54,20 +54,20 @@ describe('Nest 11 starter: CommonJS, TypeScript 5.7, jest with ts-jest, ioredis 
       'AppController root peeks at the default rule through the injected RateLimitService',
       'AppController root loads the CommonJS build of the package',
     ]);
-  });
+  }, HANG_GUARD_MS);
 
   it('passes its e2e tests (jest-e2e.json), refusing the third request of a minute from Redis', async () => {
     const run = await runJest(dir, ['--config', './test/jest-e2e.json'], { env: appEnv() });
     expect(run.numFailedTests).toBe(0);
     expect(run.passed).toEqual(['AppController (e2e) / (GET)', 'AppController (e2e) answers the third request of a minute with 429 and the draft headers']);
-  });
+  }, HANG_GUARD_MS);
 
   it('serves from node dist/main: 200, 200 then 429', async () => {
     valueOf(build);
     const responses: ServedResponse[] = await serve(dir, 'dist/main', ['/limited', '/limited', '/limited'], appEnv());
     expect(responses.map((r) => r.status)).toEqual([200, 200, 429]);
     expect(responses[2]).toMatchObject({ policy: '"default";q=2;w=60', body: { statusCode: 429, message: 'Too Many Requests' } });
-  });
+  }, HANG_GUARD_MS);
 });
 
 describe('Nest 12 app: ES modules, tsc, jest in ESM mode, ioredis 6', () => {
@@ -77,7 +77,7 @@ describe('Nest 12 app: ES modules, tsc, jest in ESM mode, ioredis 6', () => {
   beforeAll(async () => {
     dir = prepareSandbox('nest12-esm-app', { fixture: 'nest12-esm-app' });
     build = await settle(tsc(dir, 'typescript', 'tsconfig.build.json'));
-  }, 120_000);
+  }, HANG_GUARD_MS);
 
   it('type-checks and builds with tsc (module nodenext, strict)', () => {
     valueOf(build);
@@ -88,12 +88,12 @@ describe('Nest 12 app: ES modules, tsc, jest in ESM mode, ioredis 6', () => {
     const run = await runJest(dir, [], { env: appEnv(), nodeOptions: '--experimental-vm-modules' });
     expect(run.numFailedTests).toBe(0);
     expect(run.numPassedTests).toBe(3);
-  });
+  }, HANG_GUARD_MS);
 
   it('serves from node dist/main.js: 200, 200 then 429', async () => {
     valueOf(build);
     const responses = await serve(dir, 'dist/main.js', ['/limited', '/limited', '/limited'], appEnv());
     expect(responses.map((r) => r.status)).toEqual([200, 200, 429]);
     expect(responses[2]).toMatchObject({ policy: '"default";q=2;w=60', body: { statusCode: 429, message: 'Too Many Requests' } });
-  });
+  }, HANG_GUARD_MS);
 });

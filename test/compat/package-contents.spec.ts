@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { npmPack, REPO_ROOT, ROOT_NODE_MODULES, TMP_DIR } from './sandbox.js';
+import { HANG_GUARD_MS, npmPack, REPO_ROOT, ROOT_NODE_MODULES, TMP_DIR } from './sandbox.js';
 
 /**
  * What `npm pack` of a fresh clone ships (what `npm publish` would upload): a copy of the repository's files as git
@@ -29,7 +29,7 @@ beforeAll(() => {
   entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean).map((e) => e.replace(/^package\//, ''));
   execFileSync('tar', ['-xzf', tarball, '-C', PACKED]);
   manifest = JSON.parse(readFileSync(join(PACKED, 'package', 'package.json'), 'utf8')) as typeof manifest;
-}, 180_000);
+}, HANG_GUARD_MS);
 
 it('builds both formats on npm pack of a clone (prepack) and ships them with the Lua scripts', () => {
   expect(existsSync(join(CLONE, 'dist'))).toBe(true);

@@ -4,6 +4,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
+ * How long a tool the compat suites run (tsc, a jest run, an app) may take before it is taken for hung, in ms: a guard,
+ * not a speed check. On a loaded machine tsc and a nested jest run take several times longer than on a quiet one (a
+ * load run beside helpers' test runs, load average 19 on 2 cores: tsc past 60 s, a nested jest past 30 s).
+ */
+export const HANG_GUARD_MS = 600_000;
+
+/**
  * Sandboxes for the compatibility tests: `test/compat/.tmp/<name>/` holds a fixture app and a node_modules with
  * the package installed from the tarball `npm pack` makes of this repository (what a user downloads), plus, when
  * asked, copies of other packages under other names (Nest 11 from the `nest11-*` aliases, ioredis 5 from
@@ -126,7 +133,7 @@ export interface FixtureRun<T> {
 }
 
 /** Runs `node <entry>` in the sandbox and parses the last JSON line of its stdout. */
-export async function runFixture<T>(dir: string, entry: string, timeoutMs = 20_000, env: Record<string, string> = {}): Promise<FixtureRun<T>> {
+export async function runFixture<T>(dir: string, entry: string, timeoutMs = HANG_GUARD_MS, env: Record<string, string> = {}): Promise<FixtureRun<T>> {
   const { stdout, stderr } = await runNode(dir, [entry], { timeoutMs, env });
   const line = stdout.trim().split('\n').filter(Boolean).pop();
   try {
@@ -141,7 +148,7 @@ export interface NodeRunOptions {
   env?: Record<string, string>;
   /** Node's own flags (`--experimental-vm-modules`), as a user would put them in NODE_OPTIONS. @default none */
   nodeOptions?: string;
-  /** @default 60000 */
+  /** @default HANG_GUARD_MS */
   timeoutMs?: number;
 }
 
@@ -150,7 +157,7 @@ export interface NodeRunOptions {
  * with both outputs, when it exits non-zero.
  */
 export function runNode(dir: string, args: string[], options: NodeRunOptions = {}): Promise<{ stdout: string; stderr: string }> {
-  const timeoutMs = options.timeoutMs ?? 60_000;
+  const timeoutMs = options.timeoutMs ?? HANG_GUARD_MS;
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: options.nodeOptions ?? '', ...options.env };
   // A jest inside a jest worker would otherwise take itself for a worker.
   delete env.JEST_WORKER_ID;

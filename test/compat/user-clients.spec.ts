@@ -1,6 +1,6 @@
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 import { settle, tsc, valueOf, type Outcome } from './consumer-tools.js';
-import { prepareSandbox, runFixture } from './sandbox.js';
+import { HANG_GUARD_MS, prepareSandbox, runFixture } from './sandbox.js';
 
 /**
  * Every client library is an optional peer (ioredis ^5 || ^6, node-redis ^5 || ^6, iovalkey, Valkey GLIDE): the
@@ -49,9 +49,9 @@ describe.each<{ nest: number; clients: number; packages: Record<string, string> 
     if (!build.ok) return;
     for (const entry of ENTRIES) {
       const env = { REDIS_URL: redis.url, RATE_LIMIT_PREFIX: uniquePrefix(`clients-nest${nest}`) };
-      runs.set(entry, await settle(runFixture<ClientsReport>(dir, entry, 30_000, env).then((run) => run.report)));
+      runs.set(entry, await settle(runFixture<ClientsReport>(dir, entry, HANG_GUARD_MS, env).then((run) => run.report)));
     }
-  }, 180_000);
+  }, 3 * HANG_GUARD_MS);
 
   const report = (entry: string): ClientsReport => {
     valueOf(build);
