@@ -124,7 +124,7 @@ export class RateLimitGuard implements CanActivate {
 
   /** Sets the rate-limit headers of the request's decision, and throws its refusal when it was refused. */
   private conclude(context: ExecutionContext, policies: readonly RateLimitPolicy[], shadowed: boolean, response: unknown, result: MultiDecision): true | Promise<true> {
-    const outcomes = result.decisions.map((decision, i): RuleOutcome => ({ rule: policies[i].rule, decision }));
+    const outcomes = result.decisions.map((decision, i): RuleOutcome => ({ rule: policies[i].rule, decision, cost: policies[i].cost }));
     // Shadow rules stay out of the headers unless asked for (the exception filter's 429 leaves them out alike).
     const shown = shadowed ? shownOutcomes(outcomes, this.settings.shadowHeaders) : outcomes;
     if (response && shown.length > 0 && (this.settings.headers !== false || !result.allowed)) {

@@ -54,8 +54,8 @@ export class RateLimitExceededException extends HttpException {
   }
 }
 
-/** What `errorMessage` receives about a refusing rule. */
-export function errorDetail({ rule, decision }: RuleOutcome): RateLimitErrorDetail {
+/** What `errorMessage` receives about a refusing rule: `totalHits` counts the refused request's units too, as throttler's does. */
+export function errorDetail({ rule, decision, cost = 1 }: RuleOutcome): RateLimitErrorDetail {
   const used = Math.max(0, decision.limit - decision.remaining);
-  return { ...decision, rule: rule.name, used, totalHits: used };
+  return { ...decision, rule: rule.name, used, totalHits: used + cost };
 }

@@ -7,6 +7,8 @@ import type { RateLimitRule } from '../interfaces/rule.interface.js';
 export interface RuleOutcome {
   readonly rule: RateLimitRule;
   readonly decision: Decision;
+  /** Units the request asked of the rule (its `cost`). @default 1 */
+  readonly cost?: number;
 }
 
 const seconds = (ms: number) => Math.ceil(Math.max(0, ms) / 1000);

@@ -9,6 +9,10 @@ export interface RateLimitErrorDetail extends Decision {
   readonly rule: string;
   /** Units used in the rule's window: `limit - remaining`. */
   readonly used: number;
-  /** The same as `used`, under throttler's name. */
+  /**
+   * `used` plus the refused request's units (its `cost`, 1 by default), as `@nestjs/throttler`'s `totalHits` counts
+   * the refused hit too: a third request under a limit of 2 says 3 here and 2 in `used`. Nothing counted them: a
+   * refused request charges nothing.
+   */
   readonly totalHits: number;
 }

@@ -172,7 +172,7 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   generateKey?: (context: ExecutionContext, tracker: string, ruleName: string) => string;
   /**
    * Message of the 429 body, or a function of the refusing rule's decision (the rule the client waits longest
-   * for), with its `rule` name, `limit`, `used` (alias `totalHits`) and `retryAfterMs`: e.g.
+   * for), with its `rule` name, `limit`, `used`, `totalHits` (throttler's count: `used` plus the refused request) and `retryAfterMs`: e.g.
    * `(ctx, d) => d.used + ' of ' + d.limit + ' attempts used'`. `enforce` uses the string form only. @default 'Too Many Requests'
    */
   errorMessage?: string | ((context: ExecutionContext, detail: RateLimitErrorDetail) => string);

@@ -7,6 +7,9 @@ export type RateLimitAlgorithm = WindowAlgorithm | 'concurrency';
 /** What decides while the store is unavailable: admit, refuse, or the embedded memory store. */
 export type FailurePolicy = 'open' | 'closed' | 'memory';
 
+/** What a lockout's end leaves of the count: the count the window had (`'resume'`), or a full budget (`'restart'`). */
+export type AfterLockout = 'resume' | 'restart';
+
 /** A duration: milliseconds as a number, or a string with a unit in any form the `ms` package reads (`'500ms'`, `'10s'`, `'1min'`, `'2 hours'`, `'1d'`, `'1w'`); a string without a unit is refused. */
 export type Duration = number | string;
 
@@ -27,6 +30,13 @@ export interface RateLimitRuleOptions {
    * one that escalates with repeated abuse (see `EscalatingLockoutOptions`). Not with `blockMs`. @default none
    */
   lockout?: Duration | EscalatingLockoutOptions;
+  /**
+   * What a lockout's end (`blockMs` or `lockout`) leaves of the window's count. `'resume'`: the count it had, so a
+   * window still full refuses on, and the wait reported is the longer of the lockout and the window's own.
+   * `'restart'`: a full budget, as `@nestjs/throttler`'s `blockDuration` does (its count restarts once the block
+   * has passed), and the wait reported is the lockout's. Only with a lockout. @default 'resume'
+   */
+  afterLockout?: AfterLockout;
   /** Token bucket only: tokens that come back per `window`. @default limit */
   refill?: number | string;
   /** GCRA only: requests admitted at once, redis-cell's `max_burst + 1`. @default limit */
@@ -77,6 +87,8 @@ export interface RateLimitRule {
   readonly lockoutMaxMs?: number;
   /** Escalating lockouts only: how long after a lockout ends the next one still escalates, in ms. */
   readonly lockoutForgetMs?: number;
+  /** `afterLockout: 'restart'`: a refusal that starts a lockout also clears the count, so the lockout's end restarts it. Absent = `'resume'`. */
+  readonly lockoutRestartsCount?: true;
   /** Token bucket: tokens per window. GCRA and the others: equal to `limit`. */
   readonly refill: number;
   /** Token bucket: capacity (= limit). GCRA: `max_burst + 1`. Others: equal to `limit`. */

@@ -147,7 +147,7 @@ function ruleValues(rule: RateLimitRule): string {
   let values = RULE_VALUES.get(rule);
   if (values === undefined) {
     const lockout = rule.lockoutFactor === undefined ? '' : `,${rule.lockoutFactor},${rule.lockoutMaxMs},${rule.lockoutForgetMs}`;
-    values = `${rule.algorithm},${rule.limit},${rule.windowMs},${rule.segments},${rule.refill},${rule.burst},${rule.blockMs}${lockout}`;
+    values = `${rule.algorithm},${rule.limit},${rule.windowMs},${rule.segments},${rule.refill},${rule.burst},${rule.blockMs}${lockout}${rule.lockoutRestartsCount ? ',r' : ''}`;
     RULE_VALUES.set(rule, values);
   }
   return values;

@@ -8,7 +8,7 @@ export const ALGORITHMS: readonly RateLimitAlgorithm[] = ['sliding-log', 'slidin
 export const DEFAULT_ALGORITHM: RateLimitAlgorithm = 'sliding-window';
 export const DEFAULT_SEGMENTS = 10;
 const MAX_SEGMENTS = 1000;
-const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'lockout', 'refill', 'burst', 'failurePolicy', 'leaseMs']);
+const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'lockout', 'afterLockout', 'refill', 'burst', 'failurePolicy', 'leaseMs']);
 export const FAILURE_POLICIES: readonly FailurePolicy[] = ['open', 'closed', 'memory'];
 
 /** A failure policy as written in a rule or the module's options, the error naming `field`. */
@@ -130,7 +130,7 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
  * `leaseMs` so that code reading any rule's window (headers, key TTLs) stays sane.
  */
 function concurrencyRule(options: RateLimitRuleOptions, name: string, path: string): RateLimitRule {
-  for (const field of ['window', 'blockMs', 'lockout'] as const) {
+  for (const field of ['window', 'blockMs', 'lockout', 'afterLockout'] as const) {
     if (options[field] !== undefined) {
       throw new RateLimitConfigError(`${path}.${field}`, options[field], `no value: the concurrency algorithm has no ${field === 'window' ? 'window (a lease lasts "leaseMs")' : 'lockout (a refusal lasts until a lease is released)'}`);
     }

@@ -1,14 +1,18 @@
 import { cappedLockoutLevel, lockoutLengthMs, MAX_LOCKOUT_LEVELS } from '../algorithms/lockout.escalation.js';
-import type { Duration, EscalatingLockoutOptions, RateLimitRuleOptions } from '../interfaces/rule.interface.js';
+import type { AfterLockout, Duration, EscalatingLockoutOptions, RateLimitRuleOptions } from '../interfaces/rule.interface.js';
 import { parseDuration } from './duration.parser.js';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
 
-/** A rule's lockout as it is compiled: the base (`blockMs`), and the escalation fields only when it escalates. */
+/**
+ * A rule's lockout as it is compiled: the base (`blockMs`), the escalation fields only when it escalates, and
+ * `lockoutRestartsCount` only for `afterLockout: 'restart'`.
+ */
 export interface CompiledLockout {
   blockMs: number;
   lockoutFactor?: number;
   lockoutMaxMs?: number;
   lockoutForgetMs?: number;
+  lockoutRestartsCount?: true;
 }
 
 export const DEFAULT_LOCKOUT_FACTOR = 2;
@@ -18,9 +22,33 @@ const FIELDS = new Set(['base', 'factor', 'max', 'forgetAfter']);
 
 /**
  * Compiles `blockMs` or `lockout` (never both), each duration at most `maxMs` (366 days: instants in µs stay exact
- * in the scripts' doubles). A lockout that cannot grow (factor 1, or max equal to base) compiles as a fixed one.
+ * in the scripts' doubles), and `afterLockout`. A lockout that cannot grow (factor 1, or max equal to base) compiles
+ * as a fixed one.
  */
 export function compileLockout(options: RateLimitRuleOptions, path: string, maxMs: number): CompiledLockout {
+  const compiled = lockoutLength(options, path, maxMs);
+  return afterLockout(options, path) === 'restart' ? { ...compiled, lockoutRestartsCount: true } : compiled;
+}
+
+const AFTER_LOCKOUT: readonly AfterLockout[] = ['resume', 'restart'];
+
+/**
+ * `afterLockout`, which needs a lockout to act on: a rule that sets it without `blockMs` or `lockout` is refused
+ * rather than left to do nothing (a `blockMs` of 0, or a function of the request, may still turn one off).
+ */
+function afterLockout(options: RateLimitRuleOptions, path: string): AfterLockout {
+  const value = options.afterLockout;
+  if (value === undefined) return 'resume';
+  if (!AFTER_LOCKOUT.includes(value)) {
+    throw new RateLimitConfigError(`${path}.afterLockout`, value, `one of ${AFTER_LOCKOUT.join(', ')}: whether a lockout's end resumes the window's count or restarts it (a full budget, as throttler's blockDuration)`);
+  }
+  if (options.blockMs === undefined && options.lockout === undefined) {
+    throw new RateLimitConfigError(`${path}.afterLockout`, value, 'no value without a lockout: it says what a lockout\'s end does, so set "blockMs" or "lockout" too');
+  }
+  return value;
+}
+
+function lockoutLength(options: RateLimitRuleOptions, path: string, maxMs: number): CompiledLockout {
   const { blockMs, lockout } = options;
   if (blockMs !== undefined && lockout !== undefined) {
     throw new RateLimitConfigError(`${path}.lockout`, lockout, `no value when "blockMs" is set too (${JSON.stringify(blockMs)}): "lockout" replaces "blockMs", give one of them`);

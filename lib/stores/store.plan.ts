@@ -120,12 +120,12 @@ function mergeRepeats<P extends CallRule>(entries: readonly RuleKey[], planned: 
 
 /** Everything that changes how a rule decides (the name is the same). */
 function sameDefinition(a: RateLimitRule, b: RateLimitRule): boolean {
-  return a === b || (a.algorithm === b.algorithm && a.limit === b.limit && a.windowMs === b.windowMs && a.segments === b.segments && a.blockMs === b.blockMs && a.refill === b.refill && a.burst === b.burst && a.lockoutFactor === b.lockoutFactor && a.lockoutMaxMs === b.lockoutMaxMs && a.lockoutForgetMs === b.lockoutForgetMs);
+  return a === b || (a.algorithm === b.algorithm && a.limit === b.limit && a.windowMs === b.windowMs && a.segments === b.segments && a.blockMs === b.blockMs && a.refill === b.refill && a.burst === b.burst && a.lockoutFactor === b.lockoutFactor && a.lockoutMaxMs === b.lockoutMaxMs && a.lockoutForgetMs === b.lockoutForgetMs && a.lockoutRestartsCount === b.lockoutRestartsCount);
 }
 
-function describeRule({ algorithm, limit, windowMs, segments, blockMs, refill, burst, lockoutFactor, lockoutMaxMs, lockoutForgetMs }: RateLimitRule): string {
+function describeRule({ algorithm, limit, windowMs, segments, blockMs, refill, burst, lockoutFactor, lockoutMaxMs, lockoutForgetMs, lockoutRestartsCount }: RateLimitRule): string {
   const escalation = lockoutFactor === undefined ? '' : ` (× ${lockoutFactor} up to ${lockoutMaxMs} ms, forgotten after ${lockoutForgetMs} ms)`;
-  return `${algorithm}, limit ${limit}, window ${windowMs} ms, segments ${segments}, blockMs ${blockMs}${escalation}, refill ${refill}, burst ${burst}`;
+  return `${algorithm}, limit ${limit}, window ${windowMs} ms, segments ${segments}, blockMs ${blockMs}${escalation}${lockoutRestartsCount ? ', afterLockout restart' : ''}, refill ${refill}, burst ${burst}`;
 }
 
 /** One decision per entry of the call: each repeat gets its own copy of its merged rule's decision. */

@@ -18,8 +18,9 @@
               all-or-nothing over 3 units of definition 1 and 1 of definition 2 (a peek's cost is what it asks
               about); N > 1 identical calls in a row are one argument, 'N:' and the call ('32:c1')
   then D rule definitions: algorithm id, limit, window (ms), lockout (ms, 0 = none; an escalating one as
-              'base:factor:max:forgetAfter', durations in ms), then the algorithm's parameter only for
-              algorithms registered with `param = true`
+              'base:factor:max:forgetAfter', durations in ms; either followed by 'r' when a lockout's end restarts
+              the count: the refusal that starts it deletes the state key), then the algorithm's parameter only
+              for algorithms registered with `param = true`
   then the m keys of a Cluster batch beyond KEYS
 
   A batch's calls mostly repeat one rule, so a rule's definition is sent and parsed once per batch, and a call
@@ -105,9 +106,14 @@ end
 local function define(a)
   local algorithm = ALGORITHMS[ARGV[a + 1]]
   -- Every field a decision sets is named here (cost and key by take_keys): a field added later grows the table.
-  local r = { algorithm = algorithm, limit = ARGV[a + 2] + 0, window = ARGV[a + 3] * 1000, block = 0, cost = 1, key = false }
+  local r = { algorithm = algorithm, limit = ARGV[a + 2] + 0, window = ARGV[a + 3] * 1000, block = 0, restart = false, cost = 1, key = false }
   local lockout = ARGV[a + 4]
   if lockout ~= '0' then
+    if string.byte(lockout, -1) == 114 then
+      -- 'r' (afterLockout 'restart'): lock_out clears the count.
+      r.restart = true
+      lockout = string.sub(lockout, 1, -2)
+    end
     local block = tonumber(lockout)
     if block then
       r.block = block * 1000
@@ -292,7 +298,9 @@ if has_lockout then
   -- Starts rule `r`'s lockout after a refusal (lockout_left has read its key). An escalating lockout goes one level up
   -- when the previous one ended less than forgetAfter ago, else back to 0; its key lives until forgetAfter after its
   -- end, holding the level that long. The wait is the longer of the lockout and the algorithm's own: waiting the
-  -- lockout alone could be refused again, and start another lockout.
+  -- lockout alone could be refused again, and start another lockout. A rule whose lockout's end restarts the count
+  -- (r.restart) deletes its state key here: nothing is charged while locked out, so the end finds a full budget, and
+  -- the wait is the lockout's.
   function lock_out(r, reset, retry)
     local level, forget = 0, 0
     if r.factor then
@@ -304,6 +312,10 @@ if has_lockout then
     end
     local length = lockout_length(r, level)
     rcall('SET', r.block_key, level > 0 and int(now) .. ':' .. level or int(now), 'PX', (length + forget) / 1000)
+    if r.restart then
+      rcall('DEL', r.key)
+      return length, retry < 0 and -1 or length
+    end
     return max(reset, length), retry < 0 and -1 or max(retry, length)
   end
 end

@@ -66,9 +66,9 @@ describe.each(PLATFORMS)('errorMessage(context, detail) on %s', (platform) => {
       expect(refused.body.message).toBe('rule attempts');
     });
 
-    it('gives throttler\'s totalHits and the wait in ms beside the decision fields', async () => {
+    it('gives throttler\'s totalHits, counting the refused request, and the wait in ms beside the decision fields', async () => {
       await refusedAttempt(() => 'no');
-      expect(seen).toEqual([expect.objectContaining({ rule: 'attempts', allowed: false, limit: 5, remaining: 0, used: 5, totalHits: 5, retryAfterMs: 55_000 })]);
+      expect(seen).toEqual([expect.objectContaining({ rule: 'attempts', allowed: false, limit: 5, remaining: 0, used: 5, totalHits: 6, retryAfterMs: 55_000 })]);
     });
   });
 });

@@ -9,6 +9,8 @@ export interface RuleDraw {
   /** With `lockout`: the lockout escalates (a factor, a max from base to 30 × base, a forgetAfter), or stays fixed. */
   escalating?: boolean;
   fractionalIntervals?: boolean;
+  /** With `lockout`: `afterLockout: 'restart'`, the lockout's end restarting the count. */
+  restart?: boolean;
 }
 
 // Short windows (a few ms) put many boundaries in reach; long ones keep Redis TTLs far above a run's real time.
@@ -25,7 +27,8 @@ const wholeInterval = (windowMs: number, rate: number) => (windowMs * 1000) % ra
 
 /** A valid rule of `algorithm`, named `name`, with random limits, windows, segments, refills, bursts and lockouts. */
 export function ruleArb(algorithm: WindowAlgorithm, name: string, draw: RuleDraw = {}): fc.Arbitrary<RateLimitRule> {
-  const block: fc.Arbitrary<LockoutDraw> = !draw.lockout ? fc.constant({ blockMs: 0 }) : draw.escalating ? escalatingLockout.map((lockout) => ({ lockout })) : blockMs.map((b) => ({ blockMs: b }));
+  const lockout: fc.Arbitrary<LockoutDraw> = !draw.lockout ? fc.constant({ blockMs: 0 }) : draw.escalating ? escalatingLockout.map((lockout) => ({ lockout })) : blockMs.map((b) => ({ blockMs: b }));
+  const block = draw.restart ? lockout.map((b) => ({ ...b, afterLockout: 'restart' as const })) : lockout;
   const rateFits = ([w, rate]: [number, number]) => wholeInterval(w, rate) !== !!draw.fractionalIntervals;
   switch (algorithm) {
     case 'fixed-window':

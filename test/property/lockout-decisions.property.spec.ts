@@ -34,6 +34,19 @@ describe.each<DirectStoreKind>(['memory', 'redis'])('lockouts on the %s store, a
     },
   );
 
+  it.each(ALGORITHMS)(
+    '%s: with afterLockout restart, a refusal starts a lockout that clears the count and reports its own length, fixed or escalating, as the model does',
+    async (algorithm) => {
+      const rule = fc.boolean().chain((escalating) => ruleArb(algorithm, 'r0', { lockout: true, escalating, restart: true }));
+      await check(
+        fc.asyncProperty(rule, stepsArb({ rules: 1, trackers: 2, back: true }), async (drawn, steps) => {
+          const { store, clock } = fresh();
+          await replay(store, clock, [drawn], steps, guardMs);
+        }),
+      );
+    },
+  );
+
   it('consumeAll starts a lockout only in the rules that refused, and charges nothing anywhere, as the model does', async () => {
     const rules = fc.tuple(...[0, 1, 2].map((i) => fc.constantFrom(...ALGORITHMS).chain((algorithm) => ruleArb(algorithm, `r${i}`, { lockout: i < 2, escalating: i === 1 }))));
     await check(

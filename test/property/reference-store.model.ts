@@ -59,6 +59,8 @@ export interface ModelEntry {
  * lockout, the algorithm's own wait for this request) and reset = max(what is left, the algorithm's reset as
  * the state is: a refusal charges nothing). An escalating lockout (lockoutFactor) lasts lockoutLength(level) instead
  * of blockMs: one level above the previous lockout's when that one ended less than lockoutForgetMs ago, else 0.
+ * With afterLockout 'restart' (lockoutRestartsCount), the refusal that starts a lockout also forgets the algorithm's
+ * state, and reports the lockout's length alone.
  */
 export class ReferenceStore {
   private readonly slots = new Map<string, Slot>();
@@ -103,6 +105,11 @@ export class ReferenceStore {
       slot.level = escalates ? slot.level + 1 : 0;
       slot.lockedAt = t;
       const length = lockoutLength(slot.rule, slot.level);
+      if (slot.rule.lockoutRestartsCount) {
+        // afterLockout 'restart': the count starts afresh, so the lockout alone is the wait.
+        slot.algorithm = modelOf(slot.rule);
+        return { ...d, resetAfterMs: length, retryAfterMs: length };
+      }
       return { ...d, resetAfterMs: Math.max(d.resetAfterMs, length), retryAfterMs: Math.max(d.retryAfterMs, length) };
     });
     const ids = [...merged.keys()];

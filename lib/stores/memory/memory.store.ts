@@ -197,7 +197,7 @@ export class MemoryStore implements RateLimitStore {
   /**
    * Starts the lockout of a refused rule, as driver.lua's lock_out: one level up when the previous one ended less than
    * forgetAfter ago (the entry lives that long after its end), else level 0. The wait is the longer of it and the
-   * algorithm's own (the lockout alone could be refused again).
+   * algorithm's own (the lockout alone could be refused again), or the lockout's when its end restarts the count.
    */
   private lockOut(plan: MemoryRulePlan, id: string, now: number, out: CheckResult): void {
     const node = this.entries.lookup(this.plans.lockout(plan), id, now);
@@ -215,6 +215,13 @@ export class MemoryStore implements RateLimitStore {
     node.value = level > 0 ? [now, level] : now;
     node.expiresAt = expiryAfter(now, length + forgetUs);
     this.entries.commit(node, now, 'lockout');
+    if (rule.lockoutRestartsCount) {
+      // afterLockout 'restart': nothing is charged while locked out, so the lockout's end finds a full budget.
+      this.entries.forget(this.plans.state(plan), id);
+      out.resetAfterUs = length;
+      if (out.retryAfterUs >= 0) out.retryAfterUs = length;
+      return;
+    }
     out.resetAfterUs = Math.max(out.resetAfterUs, length);
     if (out.retryAfterUs >= 0) out.retryAfterUs = Math.max(out.retryAfterUs, length);
   }

@@ -101,9 +101,13 @@ function pushDefinition(r: PlannedRule, out: (string | number)[]): void {
   if (TAKES_PARAM.has(tag)) out.push(r.definition.param(r.rule));
 }
 
-/** A rule's lockout as the driver reads it: ms, or 'base:factor:max:forgetAfter' for one that escalates (the factor as JS prints it, which Lua reads back to the same double). */
+/**
+ * A rule's lockout as the driver reads it: ms, or 'base:factor:max:forgetAfter' for one that escalates (the factor as
+ * JS prints it, which Lua reads back to the same double); either followed by 'r' when its end restarts the count.
+ */
 function lockoutArg(rule: RateLimitRule): number | string {
-  return rule.lockoutFactor === undefined ? rule.blockMs : `${rule.blockMs}:${rule.lockoutFactor}:${rule.lockoutMaxMs}:${rule.lockoutForgetMs}`;
+  const length = rule.lockoutFactor === undefined ? rule.blockMs : `${rule.blockMs}:${rule.lockoutFactor}:${rule.lockoutMaxMs}:${rule.lockoutForgetMs}`;
+  return rule.lockoutRestartsCount && rule.blockMs > 0 ? `${length}r` : length;
 }
 
 /**
