@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
 import { compilePolicy } from './config/policy.compiler.js';
 import { RateLimitConfigError } from './rules/rate-limit-config.error.js';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
@@ -21,6 +21,8 @@ import { holdLease, releaseAll } from './stores/leases/lease.holder.js';
 import { MemoryLeaseStore } from './stores/leases/memory-lease.store.js';
 import { asShadow, decideWithShadowRules, hasShadowRules } from './shadow/shadow-mode.decider.js';
 import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
+import { RateLimitWaiter } from './waiting/rate-limit.waiter.js';
+import { checkWaitOptions, type RateLimitWaitOptions } from './waiting/wait-options.js';
 
 /**
  * A rule: the name of a configured one (looked up on every call, so config changes apply), a rule from
@@ -41,8 +43,10 @@ export interface RuleRefEntry {
  * key), used as given. The guard uses the same service for HTTP requests.
  */
 @Injectable()
-export class RateLimitService implements RequestLeaseDecider {
+export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
   private readonly compiled = new WeakMap<object, RateLimitPolicy>();
+  /** The queues of `waitToConsume`. */
+  private readonly waiter = new RateLimitWaiter();
   /**
    * Refusals remembered in-process (guard path); undefined when `blockCache` is off, and for the memory store,
    * which finds a refusal as fast as the cache would and decides it exactly.
@@ -98,6 +102,39 @@ export class RateLimitService implements RequestLeaseDecider {
     const result = await this.run(entries, defaultCost);
     this.observer.observe(entries, result, started, false, defaultCost);
     return result;
+  }
+
+  /**
+   * Waits until every rule admits `cost` units for `key`, then takes them (all-or-nothing, as `consumeAll`): for calls
+   * to an API with limits of its own. Calls on the same key and rules queue in arrival order and only the first asks
+   * the store, again after exactly the wait its refusal reported. Rejects with `RateLimitWaitTimeoutError` (nothing
+   * taken) as soon as a reported wait ends past `maxWaitMs`, and with the signal's reason on abort.
+   */
+  waitToConsume(key: string, rules: RuleRef | readonly RuleRef[], options?: RateLimitWaitOptions): Promise<MultiDecision> {
+    try {
+      const refs: readonly RuleRef[] = Array.isArray(rules) ? rules : [rules as RuleRef];
+      if (refs.length === 0) throw new RateLimitConfigError('rules', rules, 'at least one rule to wait for');
+      const { cost, maxWaitMs, signal } = checkWaitOptions(options);
+      // Names are looked up now, so an unknown one rejects at once; each attempt looks them up again, as consumeAll does.
+      const signature = JSON.stringify([key, ...refs.map((ref) => this.rule(ref).name)]);
+      const decide = () => this.consumeAll(key, refs, cost);
+      // An admission whose caller aborted meanwhile: the units it took go back (not those admitted uncounted).
+      const giveBack = (result: MultiDecision) =>
+        Promise.all(result.decisions.map((d, i) => (d.allowed && d.degraded !== 'open' ? this.refund(key, refs[i], cost) : undefined)));
+      return this.waiter.wait(signature, { decide, giveBack }, { cost, maxWaitMs, signal });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Calls waiting in `waitToConsume` now, every key together. */
+  get waitingCalls(): number {
+    return this.waiter.size;
+  }
+
+  /** Calls still waiting in `waitToConsume` reject (an AbortError), so their timers do not hold the process open. */
+  onModuleDestroy(): void {
+    this.waiter.close(new DOMException('The rate limit module closed while the call waited', 'AbortError'));
   }
 
   /** What `consume` would decide now, recording nothing (marked `shadow: true` for a shadow rule). */

@@ -1,5 +1,5 @@
 // Every benchmark, one after the other, each in its own process with its own throwaway redis-server: accuracy,
-// memory, scale, store, http, resilience, and callgrind (instructions per decision; skipped, and said so, when
+// memory, scale, store, http, resilience, acquire, and callgrind (instructions per decision; skipped, and said so, when
 // valgrind is not installed). Then writes the index test/bench/results/README.md: what ran, how long it took, each
 // report's goals and charts, with links. The store and HTTP benches also rewrite their sections of the
 // repository README (between <!-- bench:store --> / <!-- bench:http --> markers) on a full run.
@@ -30,6 +30,7 @@ const BENCHES = [
   },
   { file: 'http.bench.mjs', report: 'http.md', about: 'HTTP req/s through the Nest guard on Express and Fastify, vs no guard and @nestjs/throttler, interleaved rounds' },
   { file: 'resilience.bench.mjs', report: 'resilience.md', about: 'decision latency with Redis stalled or killed, breaker on/off; Redis calls saved by the block cache' },
+  { file: 'acquire.bench.mjs', report: 'acquire.md', about: 'waitToConsume from 4 processes x 50 waiters on one key: rate per second against 100/s (and 100/s + 5,000/min), never above it, ordering across processes' },
   {
     file: 'callgrind/instructions.bench.mjs',
     name: 'callgrind',

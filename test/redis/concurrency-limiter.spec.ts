@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { killChildrenAfterEach } from '../support/child-processes.js';
+import { killChildrenAfterEach, nextLine } from '../support/child-processes.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 
 const LEASER = fileURLToPath(new URL('./fixtures/leaser.mjs', import.meta.url));
@@ -11,25 +11,6 @@ const LIMIT = 3;
 
 /** The leaser processes started by the running test: killed after it, so a failed test leaves none waiting for "go". */
 const running = killChildrenAfterEach();
-
-/** The child's next line of output; fails once its output has ended without one ('close': every line read). */
-function nextLine(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let buffer = '';
-    const onData = (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const i = buffer.indexOf('\n');
-      if (i < 0) return;
-      child.stdout!.off('data', onData);
-      child.off('close', onClose);
-      resolve(buffer.slice(0, i));
-    };
-    // Not 'exit': it can come before the last output is read.
-    const onClose = (code: number | null, signal: string | null) => reject(new Error(`leaser process ended (code ${code}, signal ${signal}) without a line`));
-    child.stdout!.on('data', onData);
-    child.once('close', onClose);
-  });
-}
 
 describe(`${PROCESSES} processes x ${WORKERS} workers taking leases of one key, limit ${LIMIT}`, () => {
   let redis: TestRedis;

@@ -20,3 +20,22 @@ export function killChildrenAfterEach(): Set<ChildProcess> {
   });
   return running;
 }
+
+/** The child's next line of output; fails once its output has ended without one ('close': every line read). */
+export function nextLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    const onData = (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const i = buffer.indexOf('\n');
+      if (i < 0) return;
+      child.stdout!.off('data', onData);
+      child.off('close', onClose);
+      resolve(buffer.slice(0, i));
+    };
+    // Not 'exit': it can come before the last output is read.
+    const onClose = (code: number | null, signal: string | null) => reject(new Error(`child process ended (code ${code}, signal ${signal}) without a line`));
+    child.stdout!.on('data', onData);
+    child.once('close', onClose);
+  });
+}

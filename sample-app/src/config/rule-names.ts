@@ -5,6 +5,8 @@ export const SMS_MINUTE_RULE = 'sms-minute';
 export const SMS_HOUR_RULE = 'sms-hour';
 export const SMS_DAY_RULE = 'sms-day';
 export const API_KEY_RULE = 'api-key';
+/** The SMS provider's own limit on what this app sends it, waited on (not refused) before each send. */
+export const SMS_PROVIDER_RULE = 'sms-provider';
 
 /** All three must admit a code, and a refused request is charged to none of them. */
 export const SMS_RULES = [SMS_MINUTE_RULE, SMS_HOUR_RULE, SMS_DAY_RULE] as const;

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { PacedSmsProvider } from './paced-sms.provider.js';
 import { SmsProvider } from './sms-provider.js';
 import { SmsController } from './sms.controller.js';
 import { SmsService } from './sms.service.js';
@@ -6,6 +7,7 @@ import { StubSmsProvider } from './stub-sms.provider.js';
 
 @Module({
   controllers: [SmsController],
-  providers: [SmsService, StubSmsProvider, { provide: SmsProvider, useExisting: StubSmsProvider }],
+  // Sends go through PacedSmsProvider, which waits for the provider's own limit before handing them to the stub.
+  providers: [SmsService, StubSmsProvider, PacedSmsProvider, { provide: SmsProvider, useExisting: PacedSmsProvider }],
 })
 export class SmsModule {}

@@ -116,6 +116,7 @@ describe('POST /sms/code on Redis, keys', () => {
   it('writes the keys of the three SMS rules for a valid one', async () => {
     const sample = await apps.start();
     await sendCode(sample).expect(200);
-    expect(await rulesWritten(sample)).toEqual(['sms-day', 'sms-hour', 'sms-minute']);
+    // And the provider's own limit, which the send waited on (PacedSmsProvider).
+    expect(await rulesWritten(sample)).toEqual(['sms-day', 'sms-hour', 'sms-minute', 'sms-provider']);
   });
 });
