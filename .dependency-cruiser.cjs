@@ -3,7 +3,7 @@
  * resilience, store, port, script; each folder may import only the folders below it:
  *
  *   lib/*.ts (module, guard, service)
- *   decorators/   http/   config/ (module options, factories)   observability/   resilience/
+ *   decorators/   http/   config/ (module options, factories)   overrides/   observability/   resilience/
  *   stores/leases/   stores/redis/   stores/memory/   stores/redis/clients/ (the port and one adapter per library)
  *   stores/ (what every store shares)   shadow/   keys/   rules/   algorithms/   interfaces/ (the ground)
  *
@@ -16,6 +16,7 @@ const LAYERS = [
   'decorators',
   'http',
   'config',
+  'overrides',
   'observability',
   'resilience',
   'stores/leases',

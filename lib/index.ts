@@ -28,6 +28,8 @@ export type { RateLimitOptionsFactory } from './rate-limit.module-definition.js'
 export { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './interfaces/rate-limit.constants.js';
 export { RateLimitGuard, type RateLimitRejection } from './rate-limit.guard.js';
 export { RateLimitService, type RuleRef, type RuleRefEntry } from './rate-limit.service.js';
+export type { RateLimitOverrides } from './overrides/rate-limit.overrides.js';
+export type { OverrideStore, RateLimitOverride, RateLimitOverrideOptions, StoredOverride } from './interfaces/override.interface.js';
 export { RateLimitExceededException, type RateLimitExceededBody } from './http/rate-limit.exception.js';
 export { RateLimitExceptionFilter } from './http/rate-limit-exception.filter.js';
 export { RateLimitInterceptor } from './http/rate-limit.interceptor.js';

@@ -35,11 +35,13 @@ export const rateLimitConfig = (source: () => EnvSource) =>
         [SMS_MINUTE_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_MINUTE_LIMIT', '1'), window: '1m', algorithm: 'sliding-log' },
         [SMS_HOUR_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_HOUR_LIMIT', '5'), window: '1h', algorithm: 'sliding-log' },
         [SMS_DAY_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_DAY_LIMIT', '10'), window: '1d', algorithm: 'sliding-log' },
-        // Per API key: bursts up to the bucket's size, then `refill` tokens per window.
+        // Per API key: bursts up to the bucket's size, then `refill` tokens per window. An operator can raise one
+        // customer's bucket or block one key at run time (admin/overrides.controller.ts).
         [API_KEY_RULE]: {
           limit: env(vars, 'RATE_LIMIT_API_KEY_LIMIT', '10'),
           window: env(vars, 'RATE_LIMIT_API_KEY_WINDOW', '1m'),
           algorithm: 'token-bucket',
+          overrides: true,
           ...(refill === undefined ? {} : { refill }),
         },
       },
