@@ -3,8 +3,8 @@
  * resilience, store, port, script; each folder may import only the folders below it:
  *
  *   lib/*.ts (module, guard, service)
- *   decorators/   http/   config/ (module options, factories)   observability/   waiting/ (waitToConsume's queues,
- *   which call back into the service and import no store)   resilience/
+ *   decorators/   http/   config/ (module options, factories)   overrides/   observability/   waiting/ (waitToConsume's
+ *   queues, which call back into the service and import no store)   resilience/
  *   stores/leases/   stores/redis/   stores/memory/   stores/redis/clients/ (the port and one adapter per library)
  *   stores/ (what every store shares)   shadow/   keys/   rules/   algorithms/   interfaces/ (the ground)
  *
@@ -17,6 +17,7 @@ const LAYERS = [
   'decorators',
   'http',
   'config',
+  'overrides',
   'observability',
   'waiting',
   'resilience',

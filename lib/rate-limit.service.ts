@@ -23,6 +23,7 @@ import { asShadow, decideWithShadowRules, hasShadowRules } from './shadow/shadow
 import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
 import { RateLimitWaiter } from './waiting/rate-limit.waiter.js';
 import { checkWaitOptions, type RateLimitWaitOptions } from './waiting/wait-options.js';
+import { RateLimitOverrides } from './overrides/rate-limit.overrides.js';
 
 /**
  * A rule: the name of a configured one (looked up on every call, so config changes apply), a rule from
@@ -61,6 +62,8 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
    * override consume/consumeAll (to count calls, say), and is called as any store.
    */
   private readonly syncStore?: MemoryStore;
+  /** Per-tracker overrides of the rules with `overrides: true`: `set`, `remove`, `get`, `list` (see RateLimitOverrides). */
+  readonly overrides: RateLimitOverrides;
 
   constructor(
     @Inject(RATE_LIMIT_STORE) readonly store: RateLimitStore,
@@ -75,6 +78,7 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
     if (settings.blockCacheKeys > 0 && !this.syncStore) this.blockCache = new LocalBlockCache(settings.blockCacheKeys, settings.clock, settings.blockCacheBytes);
     this.observer = new DecisionObserver(settings, metrics, audit);
     this.blockCacheVersion = policies.version;
+    this.overrides = new RateLimitOverrides({ rule: (ref) => this.rule(ref), store: () => store.overrides, audit, forget: (rule, key) => this.blockCache?.forget(rule, key) });
   }
 
   /**
@@ -213,7 +217,8 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
     const cache = this.blockCache;
     // A degraded refusal says nothing about the key: it must not outlive the outage. Nor may a refusal decided
     // under rules since replaced, or while a reset, refund or reload emptied the cache: its reply was in flight.
-    if (cache && !result.allowed && !result.decisions.some((d) => d.degraded) && rulesVersion === this.policies.version && generation === cache.generation) {
+    // Nor a refusal under an overridable rule: an override set on another instance applies on the next decision.
+    if (cache && !result.allowed && !result.decisions.some((d) => d.degraded) && !entries.some((e) => e.rule.overrides) && rulesVersion === this.policies.version && generation === cache.generation) {
       cache.set(signature ?? LocalBlockCache.signature(entries), result, longestWaitMs(result.decisions));
     }
     this.observer.observe(entries, result, started, false);

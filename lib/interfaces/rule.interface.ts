@@ -48,6 +48,12 @@ export interface RateLimitRuleOptions {
    * process cannot hold its slots forever. A lease still held is renewed every `leaseMs / 2`. @default '2m'
    */
   leaseMs?: Duration;
+  /**
+   * Whether operators may override this rule per tracker at run time (`RateLimitService.overrides`): raise or cut its
+   * limit, or block a tracker, until an expiry. Each decision of such a rule reads its override too (on Redis, one
+   * more key in the same script); other rules pay nothing. Not for the gcra and concurrency algorithms. @default false
+   */
+  overrides?: boolean | 'true' | 'false';
 }
 
 /**
@@ -97,4 +103,6 @@ export interface RateLimitRule {
   readonly failurePolicy?: FailurePolicy;
   /** Concurrency: how long an unreleased lease lasts, in ms (`windowMs` equals it). Absent on the other algorithms. */
   readonly leaseMs?: number;
+  /** Present (true) when the rule can be overridden per tracker at run time (see `RateLimitRuleOptions.overrides`). */
+  readonly overrides?: true;
 }

@@ -1,5 +1,6 @@
 import type { Decision, MultiDecision } from './decision.interface.js';
 import type { RateLimitRule } from './rule.interface.js';
+import type { OverrideStore } from './override.interface.js';
 
 /** One rule applied to one tracker (a user id, an IP, a phone number...). */
 export interface RuleKey {
@@ -27,4 +28,6 @@ export interface RateLimitStore {
   refund(key: string, rule: RateLimitRule, cost?: number): Promise<void>;
   /** Forgets everything the rule holds for this tracker, lockout included. */
   reset(key: string, rule: RateLimitRule): Promise<void>;
+  /** Per-tracker overrides of the rules with `overrides: true`, which this store's decisions apply; absent if it has none. */
+  readonly overrides?: OverrideStore;
 }

@@ -16,10 +16,12 @@ export function trackerSegment(tracker: string): string {
   return '#' + textDigest(tracker).slice(0, 32);
 }
 
-/** The keys one rule writes for one tracker; both carry the tracker's hash tag, so they share a slot. */
+/** The keys one rule writes for one tracker; all carry the tracker's hash tag, so they share a slot. */
 export interface RuleKeys {
   state: string;
   block: string;
+  /** Only for a rule with `overrides: true`: its override for the tracker (see `overrideKey`). */
+  override?: string;
 }
 
 /**
@@ -31,7 +33,21 @@ export interface RuleKeys {
 export function ruleKeys(prefix: string, rule: RateLimitRule, tracker: string): RuleKeys {
   const heads = keyHeads(prefix, rule);
   const tail = `{${trackerSegment(tracker)}}`;
+  if (rule.overrides) return { state: heads.state + tail, block: `${heads.block}${tail}:block`, override: `${heads.block}${tail}:override` };
   return { state: heads.state + tail, block: `${heads.block}${tail}:block` };
+}
+
+/**
+ * A rule's override for one tracker: `<prefix>:<rule>:{<tracker>}:override`, beside its lockout key (same slot as
+ * its state), named by the rule's name alone: a live change of the rule's limit or algorithm keeps the override.
+ */
+export function overrideKey(prefix: string, ruleName: string, tracker: string): string {
+  return `${prefix}:${ruleName}:{${trackerSegment(tracker)}}:override`;
+}
+
+/** The index of a prefix's overrides, for listing them: a sorted set of overrides by expiry (see RedisOverrideStore). */
+export function overrideIndexKey(prefix: string): string {
+  return `${prefix}:overrides`;
 }
 
 /** What a rule's keys start with, before the tracker: built once per rule (and prefix), not per decision. */

@@ -26,6 +26,11 @@ export class RejectionAudit {
     const fields = ['rule', entry.rule, 'key', entry.key, 'retryAfterMs', String(entry.retryAfterMs)];
     if (entry.degraded) fields.push('degraded', entry.degraded);
     if (entry.shadow) fields.push('shadow', 'true');
+    this.append(fields);
+  }
+
+  /** Appends an entry of other events (field, value, ...: an override's change has `event`), in the background too. */
+  append(fields: readonly string[]): void {
     this.client.xadd(this.streamKey, ['MAXLEN', '~', String(this.maxLen), '*', ...fields]).catch((error: Error) => this.onError(error));
   }
 }

@@ -2,6 +2,7 @@ import { maxCost } from '../rules/define-rule.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { FailurePolicy, RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
+import type { OverrideStore } from '../interfaces/override.interface.js';
 import { checkEntry } from '../stores/call.validator.js';
 import type { MemoryStore } from '../stores/memory/memory.store.js';
 import { mergeCall } from '../stores/store.plan.js';
@@ -49,6 +50,14 @@ export class ResilientStore implements RateLimitStore {
   private answers = 0;
   /** A late answer with nothing to give back (see `answeredLate`). */
   private readonly late = (): void => this.answeredLate();
+
+  /**
+   * The primary's overrides, written and read there without the breaker or the deadline (an operator's call, not a
+   * decision). While the failure policy decides, the memory fallback does not apply them.
+   */
+  get overrides(): OverrideStore | undefined {
+    return this.primary.overrides;
+  }
 
   constructor(
     readonly primary: RateLimitStore,

@@ -8,7 +8,7 @@ export const ALGORITHMS: readonly RateLimitAlgorithm[] = ['sliding-log', 'slidin
 export const DEFAULT_ALGORITHM: RateLimitAlgorithm = 'sliding-window';
 export const DEFAULT_SEGMENTS = 10;
 const MAX_SEGMENTS = 1000;
-const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'lockout', 'afterLockout', 'refill', 'burst', 'failurePolicy', 'leaseMs']);
+const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'lockout', 'afterLockout', 'refill', 'burst', 'failurePolicy', 'leaseMs', 'overrides']);
 export const FAILURE_POLICIES: readonly FailurePolicy[] = ['open', 'closed', 'memory'];
 
 /** A failure policy as written in a rule or the module's options, the error naming `field`. */
@@ -66,6 +66,7 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
     }
   }
 
+  const overrides = overridable(options.overrides, algorithm, `${path}.overrides`);
   if (algorithm === 'concurrency') return concurrencyRule(options, name, path);
 
   const failurePolicy = options.failurePolicy === undefined ? undefined : checkFailurePolicy(options.failurePolicy, `${path}.failurePolicy`);
@@ -121,7 +122,20 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
       break;
     }
   }
-  return Object.freeze({ name, algorithm, limit, windowMs, segments, ...lockout, refill, burst, ...(failurePolicy ? { failurePolicy } : {}) });
+  return Object.freeze({ name, algorithm, limit, windowMs, segments, ...lockout, refill, burst, ...(failurePolicy ? { failurePolicy } : {}), ...(overrides ? { overrides } : {}) });
+}
+
+/**
+ * The `overrides` option: true or false (or their strings, from env vars). A GCRA's limit sets its rate and its
+ * burst another cap, and a concurrency rule holds leases, not decisions: an override's one limit fits neither.
+ */
+function overridable(value: unknown, algorithm: RateLimitAlgorithm, field: string): true | undefined {
+  if (value === undefined || value === false || value === 'false') return undefined;
+  if (value !== true && value !== 'true') throw new RateLimitConfigError(field, value, 'true or false');
+  if (algorithm === 'gcra' || algorithm === 'concurrency') {
+    throw new RateLimitConfigError(field, value, `false: overrides apply to the sliding-log, sliding-window, fixed-window and token-bucket algorithms, and this rule uses ${algorithm}`);
+  }
+  return true;
 }
 
 /**

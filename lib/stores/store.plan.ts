@@ -120,7 +120,7 @@ function mergeRepeats<P extends CallRule>(entries: readonly RuleKey[], planned: 
 
 /** Everything that changes how a rule decides (the name is the same). */
 function sameDefinition(a: RateLimitRule, b: RateLimitRule): boolean {
-  return a === b || (a.algorithm === b.algorithm && a.limit === b.limit && a.windowMs === b.windowMs && a.segments === b.segments && a.blockMs === b.blockMs && a.refill === b.refill && a.burst === b.burst && a.lockoutFactor === b.lockoutFactor && a.lockoutMaxMs === b.lockoutMaxMs && a.lockoutForgetMs === b.lockoutForgetMs && a.lockoutRestartsCount === b.lockoutRestartsCount);
+  return a === b || (a.algorithm === b.algorithm && a.limit === b.limit && a.windowMs === b.windowMs && a.segments === b.segments && a.blockMs === b.blockMs && a.refill === b.refill && a.burst === b.burst && a.lockoutFactor === b.lockoutFactor && a.lockoutMaxMs === b.lockoutMaxMs && a.lockoutForgetMs === b.lockoutForgetMs && a.lockoutRestartsCount === b.lockoutRestartsCount && a.overrides === b.overrides);
 }
 
 function describeRule({ algorithm, limit, windowMs, segments, blockMs, refill, burst, lockoutFactor, lockoutMaxMs, lockoutForgetMs, lockoutRestartsCount }: RateLimitRule): string {

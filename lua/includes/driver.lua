@@ -3,7 +3,8 @@
 -- deadline are read once for the batch. A call of several rules is all-or-nothing: each rule is checked first
 -- and state is written only if all admit. See the contract below for KEYS and ARGV.
 --[[
-  KEYS        per call, per rule: its state key, then its lockout key only when its lockout is > 0
+  KEYS        per call, per rule: its state key, then its lockout key only when its lockout is > 0, then its override
+              key only when it is overridable (its algorithm id ends in '+')
   ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
   ARGV[2]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written
   ARGV[3]     A: how many call arguments follow (a call, or a run of identical calls in a row); or, for a lone call
@@ -17,10 +18,10 @@
               '*' and its cost in units when the cost is not 1: 'c1' consumes 1 unit under definition 1, 'c1*3,2' is
               all-or-nothing over 3 units of definition 1 and 1 of definition 2 (a peek's cost is what it asks
               about); N > 1 identical calls in a row are one argument, 'N:' and the call ('32:c1')
-  then D rule definitions: algorithm id, limit, window (ms), lockout (ms, 0 = none; an escalating one as
-              'base:factor:max:forgetAfter', durations in ms; either followed by 'r' when a lockout's end restarts
-              the count: the refusal that starts it deletes the state key), then the algorithm's parameter only
-              for algorithms registered with `param = true`
+  then D rule definitions: algorithm id (followed by '+' for a rule with `overrides: true`), limit, window (ms),
+              lockout (ms, 0 = none; an escalating one as 'base:factor:max:forgetAfter', durations in ms; either
+              followed by 'r' when a lockout's end restarts the count: the refusal that starts it deletes the state
+              key), then the algorithm's parameter only for algorithms registered with `param = true`
   then the m keys of a Cluster batch beyond KEYS
 
   A batch's calls mostly repeat one rule, so a rule's definition is sent and parsed once per batch, and a call
@@ -33,6 +34,7 @@
                clock that stepped back) and the integer is below 2^52; else a list of two, { remaining, reset after
                (µs) }
     refused    three integers, -1 - remaining, reset after (µs) and retry after (µs; -1 = never)
+  An overridable rule's decision is preceded by one integer, the limit in force (its override's, or its own).
   The caller tells them apart by the first element's sign or type (an admitted decision's retry after is 0: not sent),
   and rounds the waits up to ms: every algorithm's waits are whole µs, and the rounding cost Redis about 800
   instructions a decision. Nothing for a refund. To a lone call in the short form whose admission packs into one
@@ -107,6 +109,11 @@ local function define(a)
   local algorithm = ALGORITHMS[ARGV[a + 1]]
   -- Every field a decision sets is named here (cost and key by take_keys): a field added later grows the table.
   local r = { algorithm = algorithm, limit = ARGV[a + 2] + 0, window = ARGV[a + 3] * 1000, block = 0, restart = false, cost = 1, key = false }
+  if not algorithm then
+    -- An overridable rule ('fw+'): its calls carry its override key (see take_keys); its own limit is kept apart.
+    algorithm = ALGORITHMS[string.sub(ARGV[a + 1], 1, -2)]
+    r.algorithm, r.override, r.own_limit = algorithm, true, r.limit
+  end
   local lockout = ARGV[a + 4]
   if lockout ~= '0' then
     if string.byte(lockout, -1) == 114 then
@@ -165,12 +172,13 @@ local call_args, definition_count = ARGV[3] + 0, ARGV[4] + 0
 local extra = ARGV[5] == '0' and 0 or ARGV[5] + 0
 
 -- The rule definitions, parsed once: a call's rule is one of these tables (a copy when a call has several rules).
-local definitions, has_lockout = {}, false
+local definitions, has_lockout, has_override = {}, false, false
 local a = 5 + call_args
 for i = 1, definition_count do
   local r
   r, a = define(a)
   has_lockout = has_lockout or r.block > 0
+  has_override = has_override or r.override
   definitions[i] = r
 end
 
@@ -224,7 +232,7 @@ local function parse(argument)
     call.cost = call.costs[1]
     call.apply = op == 'c'
   end
-  call.plain = call.n == 1 and op ~= 'r' and call[1].block == 0
+  call.plain = call.n == 1 and op ~= 'r' and call[1].block == 0 and not call[1].override
   call.times = times
   parsed[argument] = call
   return call
@@ -238,6 +246,45 @@ local function take_keys(r, cost)
   if r.block > 0 then
     k = k + 1
     r.block_key = keys[k]
+  end
+  if r.override then
+    k = k + 1
+    r.override_key = keys[k]
+  end
+end
+
+-- Applies overridable rule `r`'s override (lib/overrides), made only for a batch that has such a rule. Its key holds
+-- 'until:limit' or 'until:b' (a block), until in µs on the decisions' clock, then what the service lists; the key's
+-- own expiry only cleans up. Sets r.limit to the limit in force, and r.blocked to a block's time left (µs) or false.
+local apply_override
+if has_override then
+  function apply_override(r)
+    r.limit, r.blocked = r.own_limit, false
+    local raw = rcall('GET', r.override_key)
+    if not raw then
+      return
+    end
+    local ends, what = string.match(raw, '^(%d+):(%w+)')
+    if not ends or ends - now <= 0 then
+      return
+    end
+    if what == 'b' then
+      r.blocked = ends - now
+    else
+      r.limit = what + 0
+    end
+  end
+end
+
+-- An overridable rule's decision: the limit in force first (see the reply above), then the decision; a block refuses
+-- with its time left as the wait, touching nothing.
+local function push_overridden(r, allowed, remaining, reset, retry)
+  n = n + 1
+  reply[n] = r.limit >= BARE and int(r.limit) or r.limit
+  if r.blocked then
+    push(r.window, false, 0, r.blocked, r.blocked)
+  else
+    push(r.window, allowed, remaining, reset, retry)
   end
 end
 
@@ -323,20 +370,35 @@ end
 -- One rule: it can write as it checks. Its definition's table is used as is: calls are decided one at a time.
 local function decide_one(op, r, cost)
   take_keys(r, cost)
+  if r.override then
+    apply_override(r)
+  end
   if op == 'r' then
     r.algorithm.refund(r, now, r.cost)
     return
   end
+  if r.blocked then
+    push_overridden(r)
+    return
+  end
   local left = r.block > 0 and lockout_left(r)
   if left then
-    push(r.window, locked_out(r, left))
+    if r.override then
+      push_overridden(r, locked_out(r, left))
+    else
+      push(r.window, locked_out(r, left))
+    end
     return
   end
   local allowed, remaining, reset, retry = r.algorithm.check(r, now, r.cost, op == 'c')
   if op == 'c' and not allowed and r.block > 0 then
     reset, retry = lock_out(r, reset, retry)
   end
-  push(r.window, allowed, remaining, reset, retry)
+  if r.override then
+    push_overridden(r, allowed, remaining, reset, retry)
+  else
+    push(r.window, allowed, remaining, reset, retry)
+  end
 end
 
 -- Several rules: all are checked before any writes. Each state key appears once (the stores merge repeated
@@ -353,6 +415,9 @@ local function decide_all(call)
     end
     pool[i] = r
     take_keys(r, call.costs[i])
+    if r.override then
+      apply_override(r)
+    end
   end
   if op == 'r' then
     for i = 1, count do
@@ -363,9 +428,12 @@ local function decide_all(call)
   local decisions, all = {}, true
   for i = 1, count do
     local r = pool[i]
-    local left = r.block > 0 and lockout_left(r)
+    local left = not r.blocked and r.block > 0 and lockout_left(r)
     local d
-    if left then
+    if r.blocked then
+      d = { false, 0, r.blocked, r.blocked }
+      d.blocked = true
+    elseif left then
       d = { locked_out(r, left) }
       d.blocked = true
     else
@@ -384,7 +452,11 @@ local function decide_all(call)
     elseif op == 'c' and r.block > 0 and not d.blocked then
       d[3], d[4] = lock_out(r, d[3], d[4])
     end
-    push(r.window, d[1], d[2], d[3], d[4])
+    if r.override then
+      push_overridden(r, d[1], d[2], d[3], d[4])
+    else
+      push(r.window, d[1], d[2], d[3], d[4])
+    end
   end
 end
 

@@ -1,4 +1,4 @@
-import { checkResult, expiryAfter, type CheckResult } from '../../algorithms/algorithm.interface.js';
+import { answer, checkResult, expiryAfter, type CheckResult } from '../../algorithms/algorithm.interface.js';
 import { throttle, type ThrottleReply } from '../gcra.throttle.js';
 import { cappedLockoutLevel, ruleLockoutMs } from '../../algorithms/lockout.escalation.js';
 import { RateLimitConfigError } from '../../rules/rate-limit-config.error.js';
@@ -9,6 +9,7 @@ import type { RateLimitStore, RuleKey } from '../../interfaces/store.interface.j
 import { memoryTrackerKey } from '../../keys/key.builder.js';
 import { checkEntry } from '../call.validator.js';
 import { MemoryKeyTable } from './memory-key.table.js';
+import { MemoryOverrideTable } from './memory-override.table.js';
 import { monotonic, monotonicAt } from '../monotonic.clock.js';
 import { MemoryRulePlans, type MemoryRulePlan } from './memory-rule.plan.js';
 import { ceilMs, expandDecisions, mergeCall, toDecision, type StoreOp } from '../store.plan.js';
@@ -40,6 +41,8 @@ export class MemoryStore implements RateLimitStore {
   private readonly maxKeys: number;
   /** The single-rule calls' check result, filled in place: decisions are synchronous, so one is enough. */
   private readonly scratch = checkResult();
+  /** Per-tracker overrides of the rules with `overrides: true`, on this store's clock (see MemoryOverrideTable). */
+  readonly overrides = new MemoryOverrideTable(() => this.now());
 
   constructor(options: MemoryStoreOptions = {}) {
     this.prefix = options.keyPrefix ?? 'rl';
@@ -82,8 +85,13 @@ export class MemoryStore implements RateLimitStore {
   }
 
   async peek(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
-    const plan = this.plan(key, rule, cost, 'peek');
+    let plan = this.plan(key, rule, cost, 'peek');
     const now = this.now();
+    if (plan.rule.overrides) {
+      const applied = this.overrides.applied(plan, key, now);
+      if (typeof applied === 'number') return blockedByOverride(plan, applied);
+      plan = applied;
+    }
     const id = memoryTrackerKey(key);
     const out = this.scratch;
     const left = plan.blockUs > 0 ? this.lockoutLeft(plan, id, now) : 0;
@@ -93,7 +101,11 @@ export class MemoryStore implements RateLimitStore {
   }
 
   async refund(key: string, rule: RateLimitRule, cost = 1): Promise<void> {
-    this.refundOne(this.plan(key, rule, cost, 'refund'), memoryTrackerKey(key), cost, this.now());
+    const plan = this.plan(key, rule, cost, 'refund');
+    const now = this.now();
+    // Under the limit in force, as the driver refunds: a block's own limit, an override's, or the rule's.
+    const applied = plan.rule.overrides ? this.overrides.applied(plan, key, now) : plan;
+    this.refundOne(typeof applied === 'number' ? plan : applied, memoryTrackerKey(key), cost, now);
   }
 
   /** redis-cell's `CL.THROTTLE key max_burst count period [quantity]` (period in seconds), with its five-value reply. */
@@ -130,6 +142,11 @@ export class MemoryStore implements RateLimitStore {
 
   /** driver.lua for one rule: the lockout, the check that charges, and a lockout started by a refusal. */
   private consumeOne(plan: MemoryRulePlan, key: string, cost: number, now: number): Decision {
+    if (plan.rule.overrides) {
+      const applied = this.overrides.applied(plan, key, now);
+      if (typeof applied === 'number') return blockedByOverride(plan, applied);
+      plan = applied;
+    }
     const id = memoryTrackerKey(key);
     const out = this.scratch;
     if (plan.blockUs === 0) return decision(plan, this.check(plan, id, now, cost, true, out));
@@ -143,16 +160,29 @@ export class MemoryStore implements RateLimitStore {
   /** Mirrors lua/includes/driver.lua step by step, for a consume of several entries. */
   private consumeMany(entries: readonly RuleKey[], cost: number): MultiDecision {
     const plan = mergeCall(entries, cost, 'consume');
-    const rules = plan.rules.map((r) => ({ plan: this.plans.get(r.rule) ?? this.plans.build(r.rule, r.tracker, 0, 'peek'), id: memoryTrackerKey(r.tracker), cost: r.cost }));
+    const now = this.now();
+    const rules = plan.rules.map((r) => {
+      const own = this.plans.get(r.rule) ?? this.plans.build(r.rule, r.tracker, 0, 'peek');
+      // An overridable rule under the limit in force; blocked, under its own (as the driver reports it), with the
+      // block's time left (µs). A lone rule is left to consumeOne, which applies its override.
+      const applied = own.rule.overrides && plan.rules.length > 1 ? this.overrides.applied(own, r.tracker, now) : own;
+      const blockedFor = typeof applied === 'number' ? applied : 0;
+      return { plan: typeof applied === 'number' ? own : applied, id: memoryTrackerKey(r.tracker), cost: r.cost, overrideLeft: blockedFor };
+    });
     if (rules.length === 1) {
       // Entries that all repeat one tracker under one rule, merged: the driver's one-rule path.
-      const decision = this.consumeOne(rules[0].plan, plan.rules[0].tracker, rules[0].cost, this.now());
+      const decision = this.consumeOne(rules[0].plan, plan.rules[0].tracker, rules[0].cost, now);
       return expandDecisions(plan, { allowed: decision.allowed, decisions: [decision] });
     }
-    const now = this.now();
     let all = true;
     const blocked: boolean[] = [];
     const results = rules.map((r, i): CheckResult => {
+      if (r.overrideLeft > 0) {
+        // A block by an override: refused, touching nothing, no lockout started.
+        blocked[i] = true;
+        all = false;
+        return answer(checkResult(), false, 0, r.overrideLeft, r.overrideLeft);
+      }
       const left = r.plan.blockUs > 0 ? this.lockoutLeft(r.plan, r.id, now) : 0;
       blocked[i] = left > 0;
       const result = blocked[i] ? this.blockedCheck(r.plan, r.id, r.cost, now, left, checkResult()) : this.check(r.plan, r.id, now, r.cost, false, checkResult());
@@ -246,6 +276,11 @@ const startOf = (held: LockoutValue): number => (typeof held === 'number' ? held
 const levelOf = (held: LockoutValue): number => (typeof held === 'number' ? 0 : held[1]);
 /** The rule's lockout length at `level` in µs, under the rule as it is now. */
 const lockoutUs = (plan: MemoryRulePlan, level: number): number => (plan.rule.lockoutFactor === undefined ? plan.blockUs : ruleLockoutMs(plan.rule, level) * 1000);
+
+/** A refusal by an override's block: `leftUs` as the wait, reported under the rule's own limit, as the driver does. */
+function blockedByOverride(plan: MemoryRulePlan, leftUs: number): Decision {
+  return toDecision(plan.capacity, false, 0, ceilMs(leftUs), ceilMs(leftUs));
+}
 
 /** The Decision for one rule from its check result (µs rounded up to ms, as RedisStore rounds the scripts' µs). */
 function decision(plan: MemoryRulePlan, out: CheckResult): Decision {

@@ -56,6 +56,7 @@ export function encodeBatch(calls: readonly ScriptCall[], head: ScriptHead, cros
       }
       target.push(r.keys.state);
       if (r.rule.blockMs > 0) target.push(r.keys.block);
+      if (r.keys.override !== undefined) target.push(r.keys.override);
       if (rules.length === 1 && op === 'consume' && r.cost === 1) {
         spec = CONSUME_ONE[ref] ??= `c${ref}`;
       } else {
@@ -89,7 +90,7 @@ export function encodeBatch(calls: readonly ScriptCall[], head: ScriptHead, cros
 function encodeLone(call: ScriptCall, head: ScriptHead): EncodedCall | undefined {
   if (call.rules.length !== 1) return undefined;
   const r = call.rules[0];
-  if (r.cost !== 1 || r.rule.blockMs > 0) return undefined;
+  if (r.cost !== 1 || r.rule.blockMs > 0 || r.rule.overrides) return undefined;
   const argv: (string | number)[] = [head[0], head[1], HEAD[call.op]];
   pushDefinition(r, argv);
   return { keys: [r.keys.state], argv };
@@ -97,7 +98,8 @@ function encodeLone(call: ScriptCall, head: ScriptHead): EncodedCall | undefined
 
 function pushDefinition(r: PlannedRule, out: (string | number)[]): void {
   const { tag } = r.definition;
-  out.push(tag, r.rule.limit, r.rule.windowMs, lockoutArg(r.rule));
+  // An overridable rule's algorithm id ends in '+': its calls carry its override key (lua/includes/driver.lua).
+  out.push(r.rule.overrides ? `${tag}+` : tag, r.rule.limit, r.rule.windowMs, lockoutArg(r.rule));
   if (TAKES_PARAM.has(tag)) out.push(r.definition.param(r.rule));
 }
 
@@ -130,13 +132,15 @@ export function checkReply(reply: unknown, calls: readonly ScriptCall[]): assert
   for (let c = 0; valid && c < calls.length; c++) {
     if (calls[c].op === 'refund') continue;
     for (let i = 0; valid && i < calls[c].rules.length; i++) {
+      // An overridable rule's decision comes after the limit in force.
+      if (calls[c].rules[i].rule.overrides) valid = wholeAt(elements, at++);
       const first = elements[at];
       if (Array.isArray(first)) {
-        valid = first.length === 2 && wholeAt(first, 0) && wholeAt(first, 1);
+        valid &&= first.length === 2 && wholeAt(first, 0) && wholeAt(first, 1);
         at += 1;
         continue;
       }
-      valid = wholeAt(elements, at);
+      valid &&= wholeAt(elements, at);
       const width = (elements[at] as number) >= 0 ? 1 : 3;
       for (let j = 1; j < width; j++) valid &&= wholeAt(elements, at + j);
       at += width;
@@ -174,9 +178,11 @@ export class ReplyReader {
 
   /** The Decision of a one-rule consume or peek call. */
   decision(rule: PlannedRule): Decision {
-    const { reply, at } = this;
+    const { reply } = this;
+    // An overridable rule's decision comes after the limit in force (its override's, or its own).
+    const limit = rule.rule.overrides ? (reply[this.at++] as number) : rule.definition.capacity(rule.rule);
+    const at = this.at;
     const first = reply[at];
-    const limit = rule.definition.capacity(rule.rule);
     // The script's waits are in µs (lua/includes/driver.lua): rounded up to ms here, as the memory store does.
     if (typeof first !== 'number') {
       this.at = at + 1;

@@ -7,6 +7,7 @@ import type { RateLimitRule } from '../../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../../interfaces/store.interface.js';
 import { loadCombinedScript, loadScript } from './lua-script.loader.js';
 import { RedisClockOffset } from './redis-clock.offset.js';
+import { RedisOverrideStore } from './redis-override.store.js';
 import { luaScript, type LuaScript } from './clients/redis-script.call.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
 import { ReplyReader, checkReply, encodeBatch, type ScriptCall, type ScriptReply } from './redis-call.codec.js';
@@ -92,6 +93,8 @@ export class RedisStore implements RateLimitStore {
   private readonly port: RedisClientPort;
   /** Whether this Cluster's nodes run the cross-slot script (Redis 7); cleared when one refuses it. */
   private crossSlot: boolean;
+  /** Per-tracker overrides of the rules with `overrides: true`, which the scripts read as they decide. */
+  readonly overrides: RedisOverrideStore;
 
   constructor(
     readonly client: RedisClientLike | RedisClientPort,
@@ -108,6 +111,7 @@ export class RedisStore implements RateLimitStore {
     }
     this.timeoutMs = options.clock ? undefined : options.timeoutMs;
     this.redisClock = new RedisClockOffset(this.port);
+    this.overrides = new RedisOverrideStore(this.port, this.prefix, this.clock);
     // Measured now, so that the first decisions carry a deadline in Redis's clock (until then, one in ours).
     if (this.timeoutMs !== undefined) this.redisClock.start();
     const scripts = Object.values(ALGORITHM_DEFINITIONS).map((d) => d.script);

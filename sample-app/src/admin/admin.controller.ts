@@ -1,18 +1,11 @@
-import { Body, Controller, Param, Patch, UseGuards } from '@nestjs/common';
-import { RateLimit, SkipRateLimit } from 'nestjs-redis-rate-limit';
-import { AdminTokenGuard } from './admin-token.guard.js';
+import { Body, Controller, Param, Patch } from '@nestjs/common';
+import { AdminRoutes } from './admin-routes.decorator.js';
 import { RulePatchPipe, type RulePatch } from './rule-patch.pipe.js';
 import { RuleUpdatesService, type RuleUpdate } from './rule-updates.service.js';
 
-/**
- * Not under the default rule: the operator who sets `default` to 3/min must not lock themselves out of the API
- * that would undo it. Its own rule is defined here, not in configuration, so no PATCH can change it; it runs
- * before the token check (a global guard runs first), so it also bounds token guessing per IP.
- */
+/** Rule updates at run time; guarded and rate-limited as every admin route (see AdminRoutes). */
 @Controller('admin/rate-limits')
-@SkipRateLimit('default')
-@RateLimit({ name: 'admin', limit: 30, window: '1m' })
-@UseGuards(AdminTokenGuard)
+@AdminRoutes()
 export class AdminController {
   constructor(private readonly rules: RuleUpdatesService) {}
 

@@ -17,9 +17,10 @@ export class ItemsController {
    * The `api-key` rule (a token bucket, from config) per X-Api-Key, on top of the default rule per IP; both must
    * admit. Without the header: 400, rather than a budget shared by every caller without a key. A real API would
    * also authenticate the key; here the per-IP default rule is what bounds a caller who invents new keys.
+   * `shared`: the budget is the API key's alone (not per route), so an override names the API key as it is.
    */
   @Get(':id')
-  @RateLimit({ name: API_KEY_RULE, key: 'header:x-api-key', keyRequired: true })
+  @RateLimit({ name: API_KEY_RULE, key: 'header:x-api-key', keyRequired: true, shared: true })
   get(@Param('id', ParseIntPipe) id: number): Item {
     return this.items.get(id);
   }

@@ -37,11 +37,13 @@ export const rateLimitConfig = (source: () => EnvSource) =>
         [SMS_DAY_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_DAY_LIMIT', '10'), window: '1d', algorithm: 'sliding-log' },
         // What the SMS provider accepts from this app, all instances together: sends wait for it (PacedSmsProvider).
         [SMS_PROVIDER_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_PROVIDER_LIMIT', '10'), window: env(vars, 'RATE_LIMIT_SMS_PROVIDER_WINDOW', '1s'), algorithm: 'fixed-window' },
-        // Per API key: bursts up to the bucket's size, then `refill` tokens per window.
+        // Per API key: bursts up to the bucket's size, then `refill` tokens per window. An operator can raise one
+        // customer's bucket or block one key at run time (admin/overrides.controller.ts).
         [API_KEY_RULE]: {
           limit: env(vars, 'RATE_LIMIT_API_KEY_LIMIT', '10'),
           window: env(vars, 'RATE_LIMIT_API_KEY_WINDOW', '1m'),
           algorithm: 'token-bucket',
+          overrides: true,
           ...(refill === undefined ? {} : { refill }),
         },
       },

@@ -81,7 +81,7 @@ describe.each(SAMPLE_STORES)('PATCH /admin/rate-limits/:rule on the %s store', (
   it('switches a rule to another algorithm, dropping the settings of the old one', async () => {
     const res = await patch(sample, 'api-key', { algorithm: 'fixed-window' });
     expect(res.status).toBe(200);
-    expect(res.body.settings).toEqual({ limit: '2', window: '1m', algorithm: 'fixed-window' });
+    expect(res.body.settings).toEqual({ limit: '2', window: '1m', algorithm: 'fixed-window', overrides: true });
     expect(sample.app.get(RateLimitPolicies).get('api-key')?.rule).toMatchObject({ algorithm: 'fixed-window', limit: 2, windowMs: 60_000 });
     await request(sample.server).get('/api/items/1').set('X-Api-Key', 'k').expect(200);
   });
