@@ -2,6 +2,7 @@
  * The layering of lib/, checked in `npm test` (`npm run layers`). A decision's path reads guard, service,
  * resilience, store, port, script; each folder may import only the folders below it:
  *
+ *   testing/ (the testing kit, published as nestjs-redis-rate-limit/testing: above the module, it may import anything)
  *   lib/*.ts (module, guard, service)
  *   decorators/   http/   config/ (module options, factories)   overrides/   observability/   waiting/ (waitToConsume's
  *   queues, which call back into the service and import no store)   resilience/
@@ -14,6 +15,7 @@
 
 /** Top to bottom; a folder may import those after it. */
 const LAYERS = [
+  'testing',
   'decorators',
   'http',
   'config',
@@ -38,6 +40,10 @@ const CLIENT_LIBRARIES = '^(ioredis|iovalkey|redis|@valkey/valkey-glide)$';
 /** A path pattern of the files directly in `folder` (not in its sub-folders). */
 const inFolder = (folder) => `^lib/${folder}/[^/]+$`;
 
+/** Folders above lib/*.ts (the module, guard and service), which they may import too. */
+const ABOVE_THE_MODULE = new Set(['testing']);
+const MODULE_FILES = '^lib/[^/]+$';
+
 const layerRules = LAYERS.map((folder, i) => ({
   name: `layer-${folder.replace(/\//g, '-')}`,
   comment: `lib/${folder} imports only the folders below it: ${LAYERS.slice(i + 1).join(', ') || 'none'}`,
@@ -45,7 +51,7 @@ const layerRules = LAYERS.map((folder, i) => ({
   from: { path: inFolder(folder) },
   to: {
     path: '^lib/',
-    pathNot: [inFolder(folder), ...LAYERS.slice(i + 1).map(inFolder)],
+    pathNot: [inFolder(folder), ...LAYERS.slice(i + 1).map(inFolder), ...(ABOVE_THE_MODULE.has(folder) ? [MODULE_FILES] : [])],
   },
 }));
 
@@ -59,6 +65,13 @@ module.exports = {
       to: { circular: true },
     },
     ...layerRules,
+    {
+      name: 'testing-kit-apart',
+      comment: 'Nothing of the main entry imports the testing kit: it ships as its own entry (nestjs-redis-rate-limit/testing).',
+      severity: 'error',
+      from: { path: '^lib/', pathNot: '^lib/testing/' },
+      to: { path: '^lib/testing/' },
+    },
     {
       name: 'redis-and-memory-stores-apart',
       comment: 'The Redis store and the memory store share only lib/stores (the plan and the checks of a call).',

@@ -7,7 +7,11 @@ export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   // The sample app imports the package by name, as users do; under jest that is the sources.
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^nestjs-redis-rate-limit$': '<rootDir>/lib/index.ts' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    '^nestjs-redis-rate-limit$': '<rootDir>/lib/index.ts',
+    '^nestjs-redis-rate-limit/testing$': '<rootDir>/lib/testing/index.ts',
+  },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },

@@ -37,7 +37,7 @@ export class AppModule {
           // The library's own metrics (decisions, store errors, circuit state) go to the app's registry, served at /metrics.
           imports: [MetricsModule],
           inject: [ConfigService, MetricsRegistry],
-          useFactory: (config: ConfigService, metrics: MetricsRegistry) => ({ ...rateLimitOptions(config, options.clock), metrics: { registry: metrics.registry } }),
+          useFactory: (config: ConfigService, metrics: MetricsRegistry) => ({ ...rateLimitOptions(config), metrics: { registry: metrics.registry } }),
         }),
         MetricsModule,
         HealthModule,

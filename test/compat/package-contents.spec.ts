@@ -45,6 +45,11 @@ it('builds both formats on npm pack of a clone (prepack) and ships them with the
       'lua/includes/prelude.lua',
       'lua/includes/exact.lua',
       'lua/includes/driver.lua',
+      'lua/erase-prefix.lua',
+      'dist/testing/index.js',
+      'dist/testing/index.d.ts',
+      'dist/cjs/testing/index.js',
+      'dist/cjs/testing/index.d.ts',
     ]),
   );
 });
@@ -79,6 +84,15 @@ it('exports import, require and module-sync, each with its types, and every path
   });
   const named = [manifest.main, manifest.module, manifest.types, ...JSON.stringify(manifest.exports).match(/\.\/[^"]+/g)!];
   expect(named.map((path) => String(path).replace(/^\.\//, '')).filter((path) => !entries.includes(path))).toEqual([]);
+});
+
+it('exports the testing kit as nestjs-redis-rate-limit/testing, in both formats, with types for TypeScript without exports maps', () => {
+  expect(manifest.exports['./testing']).toEqual({
+    'module-sync': { types: './dist/testing/index.d.ts', default: './dist/testing/index.js' },
+    import: { types: './dist/testing/index.d.ts', default: './dist/testing/index.js' },
+    require: { types: './dist/cjs/testing/index.d.ts', default: './dist/cjs/testing/index.js' },
+  });
+  expect(manifest.typesVersions).toEqual({ '*': { testing: ['./dist/cjs/testing/index.d.ts'] } });
 });
 
 it('declares ioredis 5 or 6 as a peer (not a dependency), no side effects, and where the project lives', () => {

@@ -69,7 +69,7 @@ function compilerOptions(root: string, libraryIndex: string): ts.CompilerOptions
     sourceMap: false,
     // A user's app has Node's types, not jest's.
     types: ['node'],
-    paths: { 'nestjs-redis-rate-limit': [libraryIndex] },
+    paths: { 'nestjs-redis-rate-limit': [libraryIndex], 'nestjs-redis-rate-limit/testing': [join(root, 'lib/testing/index.ts')] },
   };
 }
 

@@ -54,6 +54,17 @@ export const SNIPPET_CONTEXTS: Record<string, (lines: string[]) => GeneratedLine
     '}',
   ],
 
+  /**
+   * A jest e2e test file of an app: jest's globals, and `AppModule` standing in for the app's root module (the
+   * block's own import of it, from `../src/app.module`, is dropped).
+   */
+  'e2e-test': (lines) => [
+    "import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';",
+    '@Module({})',
+    'class AppModule {}',
+    ...lines.map((_, i) => i).filter((i) => !/^import \{ AppModule \} from '[./]+\/src\/app\.module(\.js)?';$/.test(lines[i]!.trim())),
+  ],
+
   /** An object literal: the options of `RateLimitModule.forRoot`. */
   options: (lines) => ['RateLimitModule.forRoot(', ...lines.map((_, i) => i), ');'],
 };

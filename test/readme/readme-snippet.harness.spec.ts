@@ -93,7 +93,7 @@ describe('the README snippet check', () => {
 
   it('refuses an unknown context, naming it and the known ones', () => {
     expect(diagnostics[6]).toEqual([
-      'FIXTURE.md:34: unknown snippet context "no-such-context" (expected one of module, service-calls, class-body, decorator, options)',
+      'FIXTURE.md:34: unknown snippet context "no-such-context" (expected one of module, service-calls, class-body, decorator, e2e-test, options)',
     ]);
   });
 });

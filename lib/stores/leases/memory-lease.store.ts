@@ -43,6 +43,11 @@ export class MemoryLeaseStore implements LeaseStore {
     return { acquired: true, limit: rule.limit, inFlight: leases.size, retryAfterMs: 0, lease: this.handle(setKey, id, rule.leaseMs!) };
   }
 
+  /** Drops every lease (the testing kit's reset between tests). */
+  clear(): void {
+    this.sets.clear();
+  }
+
   /** Leases held now under `rule` for `key` (for tests and diagnostics). */
   inFlight(key: string, rule: RateLimitRule): number {
     return this.live(leaseKey(this.prefix, rule, key), this.clock()).size;

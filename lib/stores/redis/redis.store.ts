@@ -132,6 +132,11 @@ export class RedisStore implements RateLimitStore {
     }
   }
 
+  /** The prefix of every key this store writes (`<prefix>:<rule>:{<tracker>}`). */
+  get keyPrefix(): string {
+    return this.prefix;
+  }
+
   consume(key: string, rule: RateLimitRule, cost = 1): Promise<Decision> {
     return this.decideOne('consume', key, rule, cost);
   }

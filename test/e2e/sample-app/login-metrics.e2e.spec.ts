@@ -26,6 +26,7 @@ describe.each(SAMPLE_STORES)('login lockouts in /metrics on the %s store', (stor
     const sample = await apps.start();
     for (let i = 0; i < 3; i++) await login(sample, 'alice', `guess-${i}`).expect(401);
     const locked = await login(sample, 'alice', 'wonderland').expect(429);
+    sample.limits.expectRateLimited(locked, { rule: 'login-user', retryAfter: 60 });
     expect(locked.headers['retry-after']).toBe('60');
     expect(locked.headers['ratelimit-policy']).toBe('"login-user";q=3;w=60');
     expect(locked.headers['ratelimit']).toBe('"login-user";r=0;t=60');

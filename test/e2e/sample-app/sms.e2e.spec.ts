@@ -10,7 +10,7 @@ const outbox = (sample: Sample) => sample.app.get(StubSmsProvider).sent;
 /** Sends codes `every` minutes apart, from now on, each expected to pass. */
 async function sendEvery(sample: Sample, minutes: number, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
-    if (i > 0) sample.clock.advance(minutes * MINUTE);
+    if (i > 0) sample.limits.advance(minutes * MINUTE);
     await sendCode(sample).expect(200);
   }
 }
@@ -35,9 +35,10 @@ describe.each(SAMPLE_STORES)('POST /sms/code on the %s store', (store) => {
 
   it('refuses a second code within a minute with 429 and retryAfter', async () => {
     await sendCode(sample).expect(200);
-    sample.clock.advance(20_000);
+    sample.limits.advance(20_000);
     const res = await sendCode(sample);
     expect(res.status).toBe(429);
+    sample.limits.expectRateLimited(res, { rule: 'sms-minute', retryAfter: 40 });
     expect(res.body.retryAfter).toBe(40);
     expect(res.headers['retry-after']).toBe('40');
   });
@@ -50,7 +51,7 @@ describe.each(SAMPLE_STORES)('POST /sms/code on the %s store', (store) => {
 
   it('sends another code once the minute has passed', async () => {
     await sendCode(sample).expect(200);
-    sample.clock.advance(MINUTE);
+    sample.limits.advance(MINUTE);
     await sendCode(sample).expect(200);
   });
 
@@ -61,7 +62,7 @@ describe.each(SAMPLE_STORES)('POST /sms/code on the %s store', (store) => {
 
   it('refuses a sixth code within an hour until the first is an hour old', async () => {
     await sendEvery(sample, 1, 5);
-    sample.clock.advance(MINUTE);
+    sample.limits.advance(MINUTE);
     const res = await sendCode(sample);
     expect(res.status).toBe(429);
     expect(res.body.retryAfter).toBe(55 * 60);
@@ -69,7 +70,7 @@ describe.each(SAMPLE_STORES)('POST /sms/code on the %s store', (store) => {
 
   it('refuses an eleventh code within a day until the first is a day old', async () => {
     await sendEvery(sample, 13, 10);
-    sample.clock.advance(13 * MINUTE);
+    sample.limits.advance(13 * MINUTE);
     const res = await sendCode(sample);
     expect(res.status).toBe(429);
     expect(res.body.retryAfter).toBe((24 * 60 - 130) * 60);
@@ -77,9 +78,9 @@ describe.each(SAMPLE_STORES)('POST /sms/code on the %s store', (store) => {
 
   it('charges a request the hour refuses to neither the minute nor the day (all or nothing)', async () => {
     await sendEvery(sample, 13, 5); // minutes 0 to 52: the hour is full
-    sample.clock.advance(7 * MINUTE + 30_000);
+    sample.limits.advance(7 * MINUTE + 30_000);
     for (let i = 0; i < 10; i++) await sendCode(sample).expect(429);
-    sample.clock.advance(30_000); // the first code is now an hour old
+    sample.limits.advance(30_000); // the first code is now an hour old
     // Charged to the minute, the refused requests would refuse this one; charged to the day, they would have
     // filled it before the tenth code.
     await sendEvery(sample, 13, 5);
@@ -103,18 +104,20 @@ describe('POST /sms/code with SMS_PROVIDER_FAIL=true', () => {
 
 describe('POST /sms/code on Redis, keys', () => {
   const apps = sampleAppsOn('redis');
+  // One app: the testing kit erases its keys (every key under its prefix) before each test.
+  const shared = apps.shared();
   /** The rules of the keys written, leaving out the guard's default rule (per client IP, counted before validation). */
   const rulesWritten = async (sample: Sample) =>
     (await apps.redis().client().keys(`${sample.keyPrefix}:*`)).map((k) => k.split(':')[1]).filter((rule) => rule !== 'default').sort();
 
   it('writes no key of the SMS rules for an invalid phone number', async () => {
-    const sample = await apps.start();
+    const sample = shared();
     await sendCode(sample, { phone: 'not-a-phone' }).expect(400);
     expect(await rulesWritten(sample)).toEqual([]);
   });
 
   it('writes the keys of the three SMS rules for a valid one', async () => {
-    const sample = await apps.start();
+    const sample = shared();
     await sendCode(sample).expect(200);
     // And the provider's own limit, which the send waited on (PacedSmsProvider).
     expect(await rulesWritten(sample)).toEqual(['sms-day', 'sms-hour', 'sms-minute', 'sms-provider']);
