@@ -3,7 +3,7 @@
  * resilience, store, port, script; each folder may import only the folders below it:
  *
  *   lib/*.ts (module, guard, service)
- *   decorators/   http/   config/ (module options, factories)   observability/   resilience/
+ *   decorators/   rpc/ (microservice messages, read as requests through http's key resolver)   http/   config/ (module options, factories)   observability/   resilience/
  *   stores/leases/   stores/redis/   stores/memory/   stores/redis/clients/ (the port and one adapter per library)
  *   stores/ (what every store shares)   shadow/   keys/   rules/   algorithms/   interfaces/ (the ground)
  *
@@ -14,6 +14,7 @@
 /** Top to bottom; a folder may import those after it. */
 const LAYERS = [
   'decorators',
+  'rpc',
   'http',
   'config',
   'observability',
