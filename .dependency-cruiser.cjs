@@ -4,8 +4,9 @@
  *
  *   testing/ (the testing kit, published as nestjs-redis-rate-limit/testing: above the module, it may import anything)
  *   lib/*.ts (module, guard, service)
- *   decorators/   http/   config/ (module options, factories)   overrides/   observability/   waiting/ (waitToConsume's
- *   queues, which call back into the service and import no store)   resilience/
+ *   decorators/   rpc/ (microservice messages, read as requests through http's key resolver)   http/   config/ (module
+ *   options, factories)   overrides/   observability/   waiting/ (waitToConsume's queues, which call back into the
+ *   service and import no store)   resilience/
  *   stores/leases/   stores/redis/   stores/memory/   stores/redis/clients/ (the port and one adapter per library)
  *   stores/ (what every store shares)   shadow/   keys/   rules/   algorithms/   interfaces/ (the ground)
  *
@@ -17,6 +18,7 @@
 const LAYERS = [
   'testing',
   'decorators',
+  'rpc',
   'http',
   'config',
   'overrides',

@@ -18,6 +18,7 @@ export type {
   RateLimitPolicyOptions,
   RateLimitRulesConfig,
   RateLimitSkipIf,
+  RefusedEvents,
   Resolvable,
 } from './interfaces/rate-limit-options.interface.js';
 export type { KeySpec, RateLimitPolicy } from './interfaces/rate-limit-policy.interface.js';
@@ -53,6 +54,8 @@ export type { RejectionAudit, RejectionRecord } from './observability/rejection.
 export type { RejectionAuditOptions } from './interfaces/audit.interface.js';
 export { safeClientOptions } from './stores/redis/clients/ioredis.factory.js';
 export type { RuleOutcome } from './http/rate-limit.headers.js';
+export { RateLimitEventRefused, type RefusedEventOutcome } from './rpc/refused-event.handler.js';
+export { GRPC_RETRY_AFTER_MS, type RpcRateLimitError } from './rpc/rpc-refusal.js';
 
 export { defineRule, maxCost } from './rules/define-rule.js';
 export { MAX_SLIDING_LOG_LIMIT, MAX_WINDOW_MS } from './rules/define-rule.js';

@@ -20,6 +20,9 @@ import type { RuleKey } from './interfaces/store.interface.js';
 import { RATE_LIMIT_GLOBAL_INTERCEPTOR, RATE_LIMIT_METADATA, RATE_LIMIT_SETTINGS, SKIP_RATE_LIMIT_METADATA } from './interfaces/rate-limit.constants.js';
 import { errorDetail, RateLimitExceededException } from './http/rate-limit.exception.js';
 import { RateLimitService } from './rate-limit.service.js';
+import { rpcRequestOf, type RpcRequest } from './rpc/rpc-context.reader.js';
+import { rpcRateLimitRefusal, untrackedRpcRefusal } from './rpc/rpc-refusal.js';
+import { resolveRpcTrackers } from './rpc/rpc-tracker.resolver.js';
 
 /** What `throwRateLimitException` gets to build its error from. */
 export interface RateLimitRejection {
@@ -27,6 +30,8 @@ export interface RateLimitRejection {
   readonly result: MultiDecision;
   /** Milliseconds before the same request can pass. */
   readonly retryAfterMs: number;
+  /** The rule of each outcome with how the guard applied it (`refusedEvents` on microservices), in the same order. */
+  readonly policies?: readonly RateLimitPolicy[];
 }
 
 interface RouteCache {
@@ -37,6 +42,8 @@ interface RouteCache {
   readonly perRequest: boolean;
   /** Whether RateLimitInterceptor runs for the handler, to hold the leases of a call without an HTTP response. */
   readonly intercepted: boolean;
+  /** The names of the route's rules that are the module's default ones (not redeclared): on RPC they need a tracker. */
+  readonly moduleDefaults: ReadonlySet<string>;
 }
 
 /**
@@ -68,18 +75,26 @@ export class RateLimitGuard implements CanActivate {
     if (this.settings.skip && (await this.settings.skip(context))) return true;
     if (this.settings.ignoreUserAgents && userAgentMatches(request, this.settings.ignoreUserAgents)) return true;
     // A static route keeps the zero-cost path: its compiled rules as they are.
-    const policies = route.perRequest ? await this.requestPolicies(route.policies, context, request) : route.policies;
+    let policies = route.perRequest ? await this.requestPolicies(route.policies, context, request) : route.policies;
     if (policies.length === 0) return true;
+    // A microservice message: each rule's tracker read from the message, or none (rpc/rpc-tracker.resolver.ts).
+    let trackers: readonly string[] | undefined;
+    if (context.getType<string>() === 'rpc') {
+      const found = await resolveRpcTrackers(policies, request as unknown as RpcRequest, context, route.moduleDefaults, this.settings);
+      if ('untracked' in found) throw await untrackedRpcRefusal(context, found.untracked, route.route, this.logger);
+      ({ policies, trackers } = found);
+      if (policies.length === 0) return true;
+    }
 
     const entries: RuleKey[] = new Array(policies.length);
     let ip: string | undefined;
     let shadowed = false;
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i];
-      let tracker: string | undefined;
+      let tracker = trackers?.[i];
       // Before the client IP, in the tracker of a keyed rule whose key the request lacks.
       let ipScope = '';
-      if (policy.key.kind !== 'ip') {
+      if (tracker === undefined && policy.key.kind !== 'ip') {
         const resolved = resolveRequestKey(policy.key, request as KeyedRequest, context);
         // Only function keys can be asynchronous; the others need no turn of the event loop.
         const value = resolved instanceof Promise ? await resolved : resolved;
@@ -130,7 +145,7 @@ export class RateLimitGuard implements CanActivate {
     if (response && shown.length > 0 && (this.settings.headers !== false || !result.allowed)) {
       setHeaders(response, rateLimitHeaders(this.settings.headers, shown, result.allowed));
     }
-    if (!result.allowed) return this.refuse(context, { outcomes, result, retryAfterMs: retryAfterMs(outcomes) });
+    if (!result.allowed) return this.refuse(context, { outcomes, result, retryAfterMs: retryAfterMs(outcomes), policies });
     return true;
   }
 
@@ -140,8 +155,9 @@ export class RateLimitGuard implements CanActivate {
     return true;
   }
 
-  /** The request (and response) to limit; return `{}` to let a context through unlimited. */
+  /** The request (and response) to limit; return `{}` to let a context through unlimited. A microservice message reads as a request (rpc/rpc-context.reader.ts). */
   protected getRequestResponse(context: ExecutionContext): RequestResponse {
+    if (context.getType<string>() === 'rpc') return { request: rpcRequestOf(context) };
     return requestResponseOf(context);
   }
 
@@ -171,7 +187,10 @@ export class RateLimitGuard implements CanActivate {
     return policy.shared ? tracker : `${this.route(context).route}|${tracker}`;
   }
 
-  /** Throws the refusal: a 429 `RateLimitExceededException`, or a `WsException` with the same body on WebSockets. */
+  /**
+   * Throws the refusal: a 429 `RateLimitExceededException`, a `WsException` with the same body on WebSockets, or
+   * on microservices an `RpcException` (RESOURCE_EXHAUSTED on gRPC) or, for an event, `RateLimitEventRefused`.
+   */
   protected async throwRateLimitException(context: ExecutionContext, rejection: RateLimitRejection): Promise<never> {
     // The rule the client waits longest for, as Retry-After and the legacy headers report it.
     const refused = mostRestrictive(rejection.outcomes, false);
@@ -181,6 +200,12 @@ export class RateLimitGuard implements CanActivate {
       // Only WsException reaches a WebSocket client; the package exists whenever a gateway does.
       const { WsException } = await import('@nestjs/websockets');
       throw new WsException(exception.getResponse() as object);
+    }
+    if (context.getType<string>() === 'rpc') {
+      const detail = errorDetail(refused);
+      const policy = rejection.policies?.find((p) => p.name === refused.rule.name);
+      const error = { statusCode: 429, message: exception.message, retryAfter: Math.ceil(rejection.retryAfterMs / 1000), retryAfterMs: rejection.retryAfterMs, rule: detail.rule, limit: detail.limit } as const;
+      throw await rpcRateLimitRefusal(context, error, policy?.refusedEvents);
     }
     throw exception;
   }
@@ -245,7 +270,8 @@ export class RateLimitGuard implements CanActivate {
     if (!perClass) this.routes.set(handler, (perClass = new Map()));
     const perRequest = policies.some((p) => p.resolve || p.skipIf || p.ignoreUserAgents);
     const intercepted = interceptorRunsFor(this.reflector, cls, handler, this.globalInterceptor === true);
-    const entry: RouteCache = { version: this.policies.version, policies, route: path ? `${path}:${name}` : name, perRequest, intercepted };
+    const moduleDefaults = new Set(policies.filter((p) => this.policies.defaults.includes(p)).map((p) => p.name));
+    const entry: RouteCache = { version: this.policies.version, policies, route: path ? `${path}:${name}` : name, perRequest, intercepted, moduleDefaults };
     perClass.set(cls, entry);
     return entry;
   }

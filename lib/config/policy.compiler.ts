@@ -2,11 +2,11 @@ import { defineRule, maxCost, RULE_NAME } from '../rules/define-rule.js';
 import { parseInteger } from '../rules/duration.parser.js';
 import { RateLimitConfigError } from '../rules/rate-limit-config.error.js';
 import { compileResolvablePolicy, resolvedFields } from './resolvable-policy.compiler.js';
-import type { RateLimitKey, RateLimitMode, RateLimitNamedPolicyOptions, RateLimitPolicyOptions, RateLimitRulesConfig } from '../interfaces/rate-limit-options.interface.js';
+import type { RateLimitKey, RateLimitMode, RateLimitNamedPolicyOptions, RateLimitPolicyOptions, RateLimitRulesConfig, RefusedEvents } from '../interfaces/rate-limit-options.interface.js';
 import type { KeySpec, RateLimitPolicy } from '../interfaces/rate-limit-policy.interface.js';
 import type { RateLimitRuleOptions } from '../interfaces/rule.interface.js';
 
-const GUARD_FIELDS = ['key', 'cost', 'shared', 'keyRequired', 'skipIf', 'ignoreUserAgents', 'mode'] as const;
+const GUARD_FIELDS = ['key', 'cost', 'shared', 'keyRequired', 'skipIf', 'ignoreUserAgents', 'mode', 'refusedEvents'] as const;
 type GuardFields = Pick<RateLimitPolicyOptions, (typeof GUARD_FIELDS)[number]>;
 const KEY_PATTERN = /^(header|param|query|body):([^\s]+)$/;
 
@@ -59,6 +59,7 @@ export function compileGuardFields(guard: GuardFields, path: string, base?: Rate
     ...(skipIf ? { skipIf } : {}),
     ...(ignoreUserAgents?.length ? { ignoreUserAgents } : {}),
     ...withMode(guard.mode === undefined ? base?.mode : parseMode(guard.mode, `${path}.mode`)),
+    ...withRefusedEvents(guard.refusedEvents === undefined ? base?.refusedEvents : parseRefusedEvents(guard.refusedEvents, `${path}.refusedEvents`)),
   };
 }
 
@@ -66,6 +67,17 @@ export function compileGuardFields(guard: GuardFields, path: string, base?: Rate
 export function parseMode(value: unknown, field: string): RateLimitMode {
   if (value !== 'enforce' && value !== 'shadow') throw new RateLimitConfigError(field, value, '"enforce" or "shadow"');
   return value;
+}
+
+/** Checks a rule's `refusedEvents` option. */
+function parseRefusedEvents(value: unknown, field: string): RefusedEvents {
+  if (value !== 'drop' && value !== 'redeliver' && value !== 'reject') throw new RateLimitConfigError(field, value, '"drop", "redeliver" or "reject"');
+  return value;
+}
+
+/** `refusedEvents` only where it is set, so that a rule without it reads as it did. */
+function withRefusedEvents(refusedEvents: RefusedEvents | undefined): { refusedEvents?: RefusedEvents } {
+  return refusedEvents === undefined ? {} : { refusedEvents };
 }
 
 /** A mode only where one is set: a rule without one follows the module's, read per request. */

@@ -21,7 +21,7 @@ export function resolvedFields(options: RateLimitPolicyOptions): ResolvableField
 }
 
 /** What the static compiler gives a request-dependent rule: the validated guard fields (all but `cost`). */
-export type StaticGuardFields = Pick<RateLimitPolicy, 'key' | 'shared' | 'keyRequired' | 'skipIf' | 'ignoreUserAgents' | 'mode'>;
+export type StaticGuardFields = Pick<RateLimitPolicy, 'key' | 'shared' | 'keyRequired' | 'skipIf' | 'ignoreUserAgents' | 'mode' | 'refusedEvents'>;
 
 /** Thrown (and logged by the guard) when a function of a rule throws on a request. */
 export class RateLimitResolveError extends Error {

@@ -6,7 +6,7 @@ import type { Duration, RateLimitAlgorithm } from '../interfaces/rule.interface.
 /** One `@RateLimit` as stored in metadata: a rule written in place, or a reference to a named rule. */
 export type RateLimitEntry =
   | { readonly kind: 'inline'; readonly name?: string; readonly options: RateLimitPolicyOptions }
-  | { readonly kind: 'ref'; readonly name: string; readonly options: Pick<RateLimitPolicyOptions, 'key' | 'cost' | 'shared' | 'keyRequired' | 'skipIf' | 'ignoreUserAgents' | 'mode'> };
+  | { readonly kind: 'ref'; readonly name: string; readonly options: Pick<RateLimitPolicyOptions, 'key' | 'cost' | 'shared' | 'keyRequired' | 'skipIf' | 'ignoreUserAgents' | 'mode' | 'refusedEvents'> };
 
 /**
  * Limits a controller (every handler in it) or one handler. Several `@RateLimit` on one target must all

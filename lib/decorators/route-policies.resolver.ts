@@ -71,7 +71,7 @@ function compileEntries(
  * What a rule written in place (`@RateLimit({ name: 'default', limit, window })`, or unnamed) keeps of the rule of
  * its name it overrides, as throttler's `@Throttle` keeps its throttler's options: who the rule applies to and how it
  * is counted per client, where it does not say itself: `skipIf`, `ignoreUserAgents` (`[]` drops them), `key` (with
- * its `keyRequired`, unless the override names a key of its own) and `mode`. Not kept: the values it decides with
+ * its `keyRequired`, unless the override names a key of its own), `mode` and `refusedEvents`. Not kept: the values it decides with
  * (limit, window, algorithm and its parameters, lockout, failure policy), which the override gives as a whole,
  * validated as one rule; `cost`, counted in the units of the override's limit; and `shared`, since a shared rule has
  * one definition for every route (route-rules.checker.ts), which an override of its values could not keep.
@@ -86,5 +86,6 @@ function inheritedOptions(base: RateLimitPolicy, options: RateLimitPolicyOptions
     if (options.keyRequired === undefined) inherited.keyRequired = base.keyRequired;
   }
   if (options.mode === undefined && base.mode) inherited.mode = base.mode;
+  if (options.refusedEvents === undefined && base.refusedEvents) inherited.refusedEvents = base.refusedEvents;
   return inherited;
 }

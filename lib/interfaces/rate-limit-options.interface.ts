@@ -33,6 +33,16 @@ export type Resolvable<T> = T | ((context: ExecutionContext) => T | Promise<T>);
  */
 export type RateLimitMode = 'enforce' | 'shadow';
 
+/**
+ * What becomes of an `@EventPattern` message a rule refuses; its handler never runs. `'drop'`: the message is left
+ * to the transport, which acknowledged it on delivery (on RabbitMQ with `noAck: false` it stays unacknowledged:
+ * use one of the others there). `'redeliver'`: handed back to be delivered again where the transport can (RabbitMQ
+ * with `noAck: false`: `nack` with requeue, once the wait has passed, at most a second later), dropped elsewhere.
+ * `'reject'`: RabbitMQ with `noAck: false`: `nack` without requeue (to the queue's dead-letter exchange, if it has
+ * one), dropped elsewhere.
+ */
+export type RefusedEvents = 'drop' | 'redeliver' | 'reject';
+
 /** Per-rule exemption: the rule is neither charged nor reported for a request this returns true for. */
 export type RateLimitSkipIf = (context: ExecutionContext) => boolean | Promise<boolean>;
 
@@ -65,6 +75,8 @@ export interface RateLimitPolicyOptions extends Omit<RateLimitRuleOptions, 'limi
    * rule's keys: switching modes keeps its counts. @default the module's `mode` ('enforce')
    */
   mode?: RateLimitMode;
+  /** Microservices: what becomes of an `@EventPattern` message this rule refuses (see `RefusedEvents`). @default 'drop' */
+  refusedEvents?: RefusedEvents;
 }
 
 /** One of several default rules: a rule with its name, as `@nestjs/throttler` lists them. */
@@ -161,7 +173,8 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   /**
    * The client identity for `key: 'ip'` and for the fallback of unresolvable keys, as throttler's `getTracker`
    * (e.g. `(req) => req.headers['x-client-id'] ?? req.ip`); a non-empty string. Overriding the guard's protected
-   * `getTracker` still works. @default the client IP, IPv6 per `ipv6Subnet`
+   * `getTracker` still works. On microservices it gets the message as a request (`body`: the payload, `headers`:
+   * the transport's headers), and an empty answer means "no tracker" there. @default the client IP, IPv6 per `ipv6Subnet`
    */
   getTracker?: (request: HttpRequestLike & Record<string, any>, context: ExecutionContext) => string | Promise<string>;
   /**

@@ -1,5 +1,5 @@
 import type { ExecutionContext } from '@nestjs/common';
-import type { RateLimitKeyFunction, RateLimitMode, RateLimitSkipIf } from './rate-limit-options.interface.js';
+import type { RateLimitKeyFunction, RateLimitMode, RateLimitSkipIf, RefusedEvents } from './rate-limit-options.interface.js';
 import type { RateLimitRule } from './rule.interface.js';
 
 /** A parsed `key` option. */
@@ -28,6 +28,8 @@ export interface RateLimitPolicy {
   readonly ignoreUserAgents?: readonly RegExp[];
   /** The rule's own mode; absent: the module's (`RateLimitPolicies.mode`), read per request so a switch applies live. */
   readonly mode?: RateLimitMode;
+  /** What becomes of an `@EventPattern` message the rule refuses; absent: `'drop'`. */
+  readonly refusedEvents?: RefusedEvents;
   /**
    * Set when `limit`, `window`, `cost` or `blockMs` are functions of the request: resolves them and returns the
    * policy with values, validated as a static one is; rejects (naming the rule, the field and the value) when a
