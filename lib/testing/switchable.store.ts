@@ -1,5 +1,6 @@
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { LeaseDecision, LeaseHandle, LeaseStore } from '../interfaces/lease-store.interface.js';
+import type { OverrideStore } from '../interfaces/override.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import type { TestingSwitch } from './testing.switch.js';
@@ -36,6 +37,11 @@ export class SwitchableStore implements RateLimitStore {
 
   reset(key: string, rule: RateLimitRule): Promise<void> {
     return this.inner.reset(key, rule);
+  }
+
+  /** The app's store's per-key overrides, kept while limits are off (an operator's setting, not a decision). */
+  get overrides(): OverrideStore | undefined {
+    return this.inner.overrides;
   }
 }
 

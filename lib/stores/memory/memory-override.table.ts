@@ -63,6 +63,11 @@ export class MemoryOverrideTable implements OverrideStore {
   }
 
   /** The override in force, an ended one dropped. */
+  /** Drops every override. */
+  clear(): void {
+    this.rules.clear();
+  }
+
   private held(rule: string, key: string, now: number): Held | undefined {
     const held = this.rules.get(rule);
     const entry = held?.get(key);

@@ -120,9 +120,10 @@ export class MemoryStore implements RateLimitStore {
     this.entries.forget(this.plans.lockout(plan), id);
   }
 
-  /** Drops everything. */
+  /** Drops everything: every key's state, and the overrides. */
   clear(): void {
     this.entries.clear();
+    this.overrides.clear();
   }
 
   /** The rule's plan, the call checked: a cached plan needs only the checks that depend on the call. */
