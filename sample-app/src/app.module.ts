@@ -11,6 +11,7 @@ import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { MetricsRegistry } from './metrics/metrics.registry.js';
 import { RateLimitModule } from 'nestjs-redis-rate-limit';
+import { ReportsModule } from './reports/reports.module.js';
 import { SmsModule } from './sms/sms.module.js';
 
 /** Relative to the working directory: `npm start` runs from the repository root. A missing file is fine. */
@@ -44,6 +45,7 @@ export class AppModule {
         AuthModule,
         SmsModule,
         ApiModule,
+        ReportsModule,
         AdminModule,
       ],
     };

@@ -6,6 +6,8 @@ import { booleanEnv, env, msEnv, optionalEnv, portEnv, type EnvSource } from './
 export interface AppConfig {
   host: string;
   port: number;
+  /** Port of the app's microservice (Nest's TCP transport, on `host`): MICROSERVICE_PORT, 3001 by default. */
+  microservicePort: number;
   /** Unset: the embedded memory store (one process only). */
   redisUrl?: string;
   /** Prefix of every rate-limit key, so several apps (or test runs) can share one Redis. */
@@ -29,6 +31,7 @@ export const appConfig = (source: () => EnvSource) =>
     return {
       host: env(vars, 'HOST', '127.0.0.1'),
       port: portEnv(vars, 'PORT', 3000),
+      microservicePort: portEnv(vars, 'MICROSERVICE_PORT', 3001),
       redisUrl: optionalEnv(vars, 'REDIS_URL'),
       keyPrefix: env(vars, 'RATE_LIMIT_KEY_PREFIX', 'sample'),
       timeoutMs: msEnv(vars, 'RATE_LIMIT_TIMEOUT_MS'),

@@ -1,7 +1,7 @@
 import { registerAs } from '@nestjs/config';
 import type { RateLimitAlgorithm, RateLimitRulesConfig } from 'nestjs-redis-rate-limit';
 import { env, optionalEnv, type EnvSource } from './env.js';
-import { API_KEY_RULE, LOGIN_IP_RULE, LOGIN_USER_RULE, SMS_DAY_RULE, SMS_HOUR_RULE, SMS_MINUTE_RULE, SMS_PROVIDER_RULE } from './rule-names.js';
+import { API_KEY_RULE, LOGIN_IP_RULE, LOGIN_USER_RULE, REPORTS_RULE, SMS_DAY_RULE, SMS_HOUR_RULE, SMS_MINUTE_RULE, SMS_PROVIDER_RULE } from './rule-names.js';
 
 /**
  * The path the library reads its rules from (`configPath`, whose default is this), and where
@@ -35,6 +35,8 @@ export const rateLimitConfig = (source: () => EnvSource) =>
         [SMS_MINUTE_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_MINUTE_LIMIT', '1'), window: '1m', algorithm: 'sliding-log' },
         [SMS_HOUR_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_HOUR_LIMIT', '5'), window: '1h', algorithm: 'sliding-log' },
         [SMS_DAY_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_DAY_LIMIT', '10'), window: '1d', algorithm: 'sliding-log' },
+        // Reports other services ask for over the microservice transport, per tenant.
+        [REPORTS_RULE]: { limit: env(vars, 'RATE_LIMIT_REPORTS_LIMIT', '5'), window: env(vars, 'RATE_LIMIT_REPORTS_WINDOW', '1m') },
         // What the SMS provider accepts from this app, all instances together: sends wait for it (PacedSmsProvider).
         [SMS_PROVIDER_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_PROVIDER_LIMIT', '10'), window: env(vars, 'RATE_LIMIT_SMS_PROVIDER_WINDOW', '1s'), algorithm: 'fixed-window' },
         // Per API key: bursts up to the bucket's size, then `refill` tokens per window. An operator can raise one

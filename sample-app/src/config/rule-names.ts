@@ -5,6 +5,8 @@ export const SMS_MINUTE_RULE = 'sms-minute';
 export const SMS_HOUR_RULE = 'sms-hour';
 export const SMS_DAY_RULE = 'sms-day';
 export const API_KEY_RULE = 'api-key';
+/** Per tenant, on the `reports.generate` message of the app's microservice (TCP). */
+export const REPORTS_RULE = 'reports';
 /** The SMS provider's own limit on what this app sends it, waited on (not refused) before each send. */
 export const SMS_PROVIDER_RULE = 'sms-provider';
 
