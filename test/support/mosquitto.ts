@@ -1,7 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { killAndWait, spawnUntilReady } from './broker-process.js';
 import { freePort } from './redis-server.js';
 
 /** A Mosquitto broker this test started on a free loopback port; never the machine's own (1883). */
@@ -57,26 +58,7 @@ export async function startMosquitto(): Promise<TestMosquitto> {
   }
 }
 
-/** Resolves with the process once it logs that it runs, or with its output if it exits before. */
+/** Resolves with the process once it logs that it runs (the listener is bound), or with its output if it exits before. */
 function spawnMosquitto(config: string): Promise<{ child: ChildProcess } | { output: string }> {
-  const child = spawn(MOSQUITTO, ['-c', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve) => {
-    let output = '';
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      // Logged once the listener is bound.
-      if (/mosquitto version \S+ running/.test(output)) resolve({ child });
-    };
-    // The output is kept draining so the broker never blocks on a full pipe.
-    child.stdout!.on('data', read);
-    child.stderr!.on('data', read);
-    child.once('exit', () => resolve({ output }));
-  });
-}
-
-async function killAndWait(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
+  return spawnUntilReady(MOSQUITTO, ['-c', config], /mosquitto version \S+ running/);
 }

@@ -1,4 +1,5 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { killAndWait, spawnUntilReady } from './broker-process.js';
 import { freePort } from './redis-server.js';
 
 /** A nats-server this test started on a free loopback port; never the machine's own (4222). */
@@ -38,23 +39,5 @@ export async function startNatsServer(): Promise<TestNats> {
 
 /** Resolves with the process once it logs that it is ready, or with its output if it exits before. */
 function spawnNats(port: number): Promise<{ child: ChildProcess } | { output: string }> {
-  const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve) => {
-    let output = '';
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Server is ready')) resolve({ child });
-    };
-    // The server logs to stderr; the output is kept draining so a chatty server never blocks on a full pipe.
-    child.stdout!.on('data', read);
-    child.stderr!.on('data', read);
-    child.once('exit', () => resolve({ output }));
-  });
-}
-
-async function killAndWait(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
+  return spawnUntilReady(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port)], /Server is ready/);
 }
