@@ -50,6 +50,7 @@ export { CircuitBreaker } from './resilience/circuit-breaker.js';
 export type { CircuitBreakerOptions, CircuitState } from './interfaces/circuit-breaker.interface.js';
 export { LocalBlockCache } from './resilience/local-block.cache.js';
 export type { RateLimitMetrics, RateLimitMetricsOptions } from './interfaces/metrics.interface.js';
+export type { RateLimitOpenTelemetryOptions } from './interfaces/open-telemetry.interface.js';
 export type { RejectionAudit, RejectionRecord } from './observability/rejection.audit.js';
 export type { RejectionAuditOptions } from './interfaces/audit.interface.js';
 export { safeClientOptions } from './stores/redis/clients/ioredis.factory.js';

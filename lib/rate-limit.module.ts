@@ -9,12 +9,14 @@ import { RateLimitPolicies } from './config/rate-limit.policies.js';
 import { RateLimitRoutesChecker } from './decorators/route-rules.checker.js';
 import { UpgradeRequestsWatcher } from './http/upgrade-requests.js';
 import type { RateLimitModuleOptions } from './interfaces/rate-limit-options.interface.js';
-import { createMetrics } from './observability/rate-limit.metrics.js';
+import { createMetrics, NO_METRICS } from './observability/rate-limit.metrics.js';
+import { loadOpenTelemetry, type OpenTelemetryParts } from './observability/open-telemetry.loader.js';
+import { bothMetrics } from './observability/both.metrics.js';
 import type { RateLimitMetrics } from './interfaces/metrics.interface.js';
 import { RejectionAudit } from './observability/rejection.audit.js';
 import { StoreOutageLog } from './observability/store-outage.log.js';
 import { ThrottledLog } from './observability/throttled.logger.js';
-import { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './interfaces/rate-limit.constants.js';
+import { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_OPEN_TELEMETRY, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './interfaces/rate-limit.constants.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './rate-limit.module-definition.js';
 import { RateLimitService } from './rate-limit.service.js';
@@ -88,7 +90,21 @@ function resilientStore(handle: StoreHandle, settings: RateLimitSettings, metric
       inject: [MODULE_OPTIONS_TOKEN, RATE_LIMIT_SETTINGS],
       useFactory: (options: RateLimitModuleOptions, settings: RateLimitSettings) => createStore(options.store, settings),
     },
-    { provide: RATE_LIMIT_METRICS, inject: [MODULE_OPTIONS_TOKEN], useFactory: (options: RateLimitModuleOptions) => createMetrics(options.metrics) },
+    {
+      provide: RATE_LIMIT_OPEN_TELEMETRY,
+      inject: [MODULE_OPTIONS_TOKEN, RATE_LIMIT_SETTINGS],
+      useFactory: (options: RateLimitModuleOptions, settings: RateLimitSettings) => loadOpenTelemetry(settings.openTelemetry, options.openTelemetry),
+    },
+    {
+      provide: RATE_LIMIT_METRICS,
+      inject: [MODULE_OPTIONS_TOKEN, RATE_LIMIT_OPEN_TELEMETRY],
+      useFactory: async (options: RateLimitModuleOptions, openTelemetry: OpenTelemetryParts | null) => {
+        const prometheus = await createMetrics(options.metrics);
+        // Without OpenTelemetry's metrics, the Prometheus object itself: a decision pays nothing for the option.
+        if (!openTelemetry?.metrics) return prometheus;
+        return prometheus === NO_METRICS ? openTelemetry.metrics : bothMetrics(prometheus, openTelemetry.metrics);
+      },
+    },
     { provide: STORE_OUTAGE, useFactory: () => new StoreOutageLog(logger) },
     { provide: RATE_LIMIT_STORE, inject: [STORE_HANDLE, RATE_LIMIT_SETTINGS, RATE_LIMIT_METRICS, STORE_OUTAGE], useFactory: resilientStore },
     {

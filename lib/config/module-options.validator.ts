@@ -7,6 +7,7 @@ import { DEFAULT_BLOCK_CACHE_BYTES, DEFAULT_BLOCK_CACHE_KEYS } from '../resilien
 import { DEFAULT_MAX_BATCH } from '../stores/redis/redis-call.batcher.js';
 import { checkFailurePolicy } from '../rules/define-rule.js';
 import { userAgentPatterns } from './policy.compiler.js';
+import { openTelemetrySettings } from './open-telemetry.option.js';
 
 const CLIENT_LIBRARIES: readonly CreatableClientLibrary[] = ['ioredis', 'iovalkey', 'node-redis'];
 const HEADER_MODES: readonly RateLimitHeadersMode[] = ['draft', 'legacy', 'both', 'per-rule', false];
@@ -14,7 +15,7 @@ const KNOWN_OPTIONS = new Set([
   'store', 'keyPrefix', 'defaultRule', 'rules', 'headers', 'trustProxy', 'ipv6Subnet', 'skip', 'errorMessage',
   'clock', 'config', 'configPath', 'refreshIntervalMs', 'failurePolicy', 'timeoutMs', 'coalesce', 'circuitBreaker',
   'blockCache', 'metrics', 'onDecision', 'onRejected', 'audit', 'startDegraded', 'ignoreUserAgents', 'getTracker', 'generateKey',
-  'mode', 'shadowHeaders', 'clientLibrary',
+  'mode', 'shadowHeaders', 'clientLibrary', 'openTelemetry',
 ]);
 
 /** Validates everything but the rules and the store (compiled and created elsewhere); errors name the option. */
@@ -87,7 +88,9 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
     streamKey: (auditOption === true ? undefined : auditOption.streamKey) ?? `${keyPrefix}:audit`,
     maxLen: positiveInteger((auditOption === true ? undefined : auditOption.maxLen) ?? 10_000, 'audit.maxLen'),
   };
+  const openTelemetry = openTelemetrySettings(options.openTelemetry);
   return {
+    ...(openTelemetry ? { openTelemetry } : {}),
     failurePolicy,
     timeoutMs,
     clientLibrary,

@@ -1,9 +1,12 @@
 import type { CircuitState } from './circuit-breaker.interface.js';
 
+/** One rule's part in a decision; `'shadow_rejected'`: a shadow rule refused, and the request was not refused for it. */
+export type DecisionResult = 'allowed' | 'rejected' | 'degraded' | 'shadow_rejected';
+
 /** What the module reports; a no-op when prom-client is not installed or metrics are off. */
 export interface RateLimitMetrics {
-  /** One rule's part in a decision; `'shadow_rejected'`: a shadow rule refused, and the request was not refused for it. */
-  decision(rule: string, result: 'allowed' | 'rejected' | 'degraded' | 'shadow_rejected'): void;
+  /** One rule's part in a decision (see DecisionResult). */
+  decision(rule: string, result: DecisionResult): void;
   /** One request's decision took this long, in seconds (Prometheus counts in seconds). */
   duration(seconds: number): void;
   storeError(operation: string): void;

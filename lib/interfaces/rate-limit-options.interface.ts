@@ -3,6 +3,7 @@ import type { ClusterNode, ClusterOptions, RedisOptions } from './ioredis-option
 import type { CreatableClientLibrary, RedisClientLike } from './redis-client.interface.js';
 import type { CircuitBreakerOptions } from './circuit-breaker.interface.js';
 import type { RateLimitMetricsOptions } from './metrics.interface.js';
+import type { RateLimitOpenTelemetryOptions } from './open-telemetry.interface.js';
 import type { RejectionAuditOptions } from './audit.interface.js';
 import type { Clock } from './clock.interface.js';
 import type { MultiDecision } from './decision.interface.js';
@@ -225,6 +226,13 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
   blockCache?: boolean | BlockCacheOptions;
   /** Prometheus metrics through prom-client when it is installed; `false` turns them off. @default prom-client's global registry */
   metrics?: false | RateLimitMetricsOptions;
+  /**
+   * The decision metrics through OpenTelemetry too (`ratelimit.decisions`, `ratelimit.decision.duration` in
+   * seconds, ...: the Prometheus ones under semantic-convention names), and each decision as `ratelimit.*`
+   * attributes on the active span. Needs `@opentelemetry/api` (refused at start-up without it). `true` is `{}`.
+   * @default false
+   */
+  openTelemetry?: boolean | RateLimitOpenTelemetryOptions;
   /** Called after every decision (guard and service), for custom logging. @default none */
   onDecision?: (event: RateLimitDecisionEvent) => void;
   /** Called after every refusal. @default none */

@@ -1,5 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { RejectionAuditOptions } from './audit.interface.js';
+import type { RateLimitOpenTelemetrySettings } from './open-telemetry.interface.js';
 import type { CircuitBreakerOptions } from './circuit-breaker.interface.js';
 import type { Clock } from './clock.interface.js';
 import type { RateLimitErrorDetail } from './rate-limit-error-detail.interface.js';
@@ -41,4 +42,6 @@ export interface RateLimitSettings {
   readonly onDecision?: (event: RateLimitDecisionEvent) => void;
   readonly onRejected?: (event: RateLimitDecisionEvent) => void;
   readonly audit?: Required<RejectionAuditOptions>;
+  /** OpenTelemetry metrics and span attributes; undefined: off. */
+  readonly openTelemetry?: RateLimitOpenTelemetrySettings;
 }

@@ -14,3 +14,5 @@ export const RATE_LIMIT_AUDIT = Symbol('RATE_LIMIT_AUDIT');
 export const RATE_LIMIT_LEASE_STORE = Symbol('RATE_LIMIT_LEASE_STORE');
 /** Injection token, present (true) when `globalInterceptor` registered `RateLimitInterceptor` for every handler. */
 export const RATE_LIMIT_GLOBAL_INTERCEPTOR = Symbol('RATE_LIMIT_GLOBAL_INTERCEPTOR');
+/** Injection token of the parts `openTelemetry` turns on (metrics, span attributes), or null when it is off. */
+export const RATE_LIMIT_OPEN_TELEMETRY = Symbol('RATE_LIMIT_OPEN_TELEMETRY');

@@ -7,8 +7,10 @@ import { NO_METRICS } from './rate-limit.metrics.js';
 import type { RateLimitMetrics } from '../interfaces/metrics.interface.js';
 import { noteRefusal } from './refusal.registry.js';
 import type { RejectionAudit } from './rejection.audit.js';
+import type { DecisionSpans } from './decision.spans.js';
+import { decisionResult } from './decision.result.js';
 
-/** Tells metrics, the audit trail and the user's hooks about every decision the module makes. */
+/** Tells metrics, the audit trail, the active span and the user's hooks about every decision the module makes. */
 export class DecisionObserver {
   /**
    * Whether anyone reads a decision's duration (the metrics or a hook): when not, the caller passes 0 as
@@ -20,6 +22,8 @@ export class DecisionObserver {
     private readonly settings: Pick<RateLimitSettings, 'onDecision' | 'onRejected'>,
     private readonly metrics?: RateLimitMetrics,
     private readonly audit?: RejectionAudit | null,
+    /** OpenTelemetry span attributes, when on: off, a decision pays one check. */
+    private readonly spans?: DecisionSpans,
   ) {
     this.timed = (metrics !== undefined && metrics !== NO_METRICS) || settings.onDecision !== undefined || settings.onRejected !== undefined;
   }
@@ -30,9 +34,9 @@ export class DecisionObserver {
   }
 
   /**
-   * Metrics, hooks and the audit trail, for every decision the module makes. `defaultCost`: the units of an
-   * entry that names none (the call's `cost`), for the utilisation of a refused request. `started`: from
-   * `start()`, once per request (the duration is the request's, whatever its number of rules).
+   * Metrics, span attributes, hooks and the audit trail, for every decision the module makes. `defaultCost`: the
+   * units of an entry that names none (the call's `cost`), for the utilisation of a refused request. `started`:
+   * from `start()`, once per request (the duration is the request's, whatever its number of rules).
    */
   observe(entries: readonly RuleKey[], result: MultiDecision, started: number, fromBlockCache: boolean, defaultCost = 1): void {
     const { onDecision, onRejected } = this.settings;
@@ -49,7 +53,7 @@ export class DecisionObserver {
         // Counted here, so that the exception filter does not count it again when the client receives it.
         else noteRefusal(d, entries[i].rule, true);
       }
-      metrics?.decision(entries[i].rule.name, d.degraded ? 'degraded' : d.allowed ? 'allowed' : d.shadow ? 'shadow_rejected' : 'rejected');
+      metrics?.decision(entries[i].rule.name, decisionResult(d));
       // Utilisation is the store's measure of the window: the block cache's repeats replay an old answer, and
       // 'open' / 'closed' decisions were made up by the failure policy without a window ('memory' has one).
       if (metrics?.utilization && !fromBlockCache && d.degraded !== 'open' && d.degraded !== 'closed' && d.limit > 0) {
@@ -58,6 +62,7 @@ export class DecisionObserver {
       }
     }
     metrics?.duration(durationMs / 1000);
+    this.spans?.record(entries, result, shadowRefused);
     // The store's refusal is recorded; the cache's repeats of it would cost a Redis write each, in a flood.
     const refused = !result.allowed || shadowRefused;
     if (refused && this.audit && !fromBlockCache) {

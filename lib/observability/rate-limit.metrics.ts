@@ -1,6 +1,6 @@
 import { RateLimitConfigError } from '../rules/rate-limit-config.error.js';
 import type { CircuitState } from '../interfaces/circuit-breaker.interface.js';
-import type { RateLimitMetrics, RateLimitMetricsOptions } from '../interfaces/metrics.interface.js';
+import type { DecisionResult, RateLimitMetrics, RateLimitMetricsOptions } from '../interfaces/metrics.interface.js';
 import { CountedCounter, type CounterSeries } from './counted.counter.js';
 import { CountedHistogram, type HistogramSeries } from './counted.histogram.js';
 
@@ -12,12 +12,11 @@ export const NO_METRICS: RateLimitMetrics = { decision() {}, duration() {}, stor
  */
 export const UTILIZATION_BUCKETS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1, 1.25, 1.5, 2];
 /** Decision duration buckets, in seconds: from half a millisecond (a memory decision) to a slow store's 250 ms. */
-const DURATION_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25];
-const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 0.5, open: 1 };
+export const DURATION_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25];
+export const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 0.5, open: 1 };
 
 type PromClient = typeof import('prom-client');
 type PromRegistry = InstanceType<PromClient['Registry']>;
-type DecisionResult = Parameters<RateLimitMetrics['decision']>[1];
 
 /** One rule's series, made at its first decision: a decision counts into them without a lookup by labels. */
 interface RuleMeter {

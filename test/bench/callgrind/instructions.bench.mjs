@@ -9,7 +9,9 @@
 // not cancel out. Keep N large.
 // Subjects: bare (MemoryStore.consume), module (RateLimitService.decide, memory store, metrics on), guard
 // (RateLimitGuard.canActivate on a Nest execution context over node:http request/response objects),
-// context (the same request, response and context built, no guard: subtract it from guard), rlf
+// module-otel (module, plus openTelemetry on: an SDK MeterProvider and the span attributes on a recording span made
+// active around the loop by the AsyncLocalStorage context manager), module-otel-metrics (module, plus OpenTelemetry's
+// metrics only), context (the same request, response and context built, no guard: subtract it from guard), rlf
 // (rate-limiter-flexible RateLimiterMemory.consume). Admit-all (limit 1e7 per minute, 10,000 keys), fixed window.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -17,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const SUBJECTS = ['bare', 'module', 'guard', 'context', 'rlf'];
+const SUBJECTS = ['bare', 'module', 'module-otel', 'module-otel-metrics', 'guard', 'context', 'rlf'];
 const here = fileURLToPath(import.meta.url);
 
 if (process.argv[2] === '--child') {
@@ -68,13 +70,38 @@ async function child(subject, decisions) {
   const KEYS = 10_000;
   const keys = Array.from({ length: KEYS }, (_, i) => `203.0.${(i >> 8) & 255}.${i & 255}`);
   const call = await subjectCall(subject);
-  // The same warm-up whatever N: every key once, then 20,000 more decisions, so the JIT has settled.
-  for (let i = 0; i < KEYS + 20_000; i++) await call(keys[i % KEYS]);
-  // A full collection on either side of the measured loop, so that both runs end with the same heap to collect.
-  globalThis.gc();
-  for (let i = 0; i < decisions; i++) await call(keys[i % KEYS]);
-  globalThis.gc();
+  const loop = async () => {
+    // The same warm-up whatever N: every key once, then 20,000 more decisions, so the JIT has settled.
+    for (let i = 0; i < KEYS + 20_000; i++) await call(keys[i % KEYS]);
+    // A full collection on either side of the measured loop, so that both runs end with the same heap to collect.
+    globalThis.gc();
+    for (let i = 0; i < decisions; i++) await call(keys[i % KEYS]);
+    globalThis.gc();
+  };
+  await (subject === 'module-otel' ? inActiveSpan(loop) : loop());
   process.exit(0);
+}
+
+/** OpenTelemetry's SDK registered as an app registers it: a MeterProvider with a reader, a tracer, the ALS context manager. */
+async function openTelemetrySdk() {
+  const { context, metrics, trace } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
+  const { TracerProvider } = await import('@opentelemetry/sdk-trace');
+  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 })] }));
+  trace.setGlobalTracerProvider(new TracerProvider());
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  return { context, trace };
+}
+
+/** Runs `fn` with one recording span active throughout: every decision sets its attributes on it. */
+async function inActiveSpan(fn) {
+  const { trace } = await import('@opentelemetry/api');
+  return trace.getTracer('bench').startActiveSpan('bench', async (span) => {
+    await fn();
+    span.end();
+  });
 }
 
 async function subjectCall(subject) {
@@ -93,8 +120,12 @@ async function subjectCall(subject) {
   const { NestFactory } = await import('@nestjs/core');
   const { default: promClient } = await import('prom-client');
   const options = { store: 'memory', metrics: { registry: new promClient.Registry() }, defaultRule: { algorithm: 'fixed-window', limit: 10_000_000, window: 60_000 } };
+  if (subject.startsWith('module-otel')) {
+    await openTelemetrySdk();
+    options.openTelemetry = subject === 'module-otel' ? true : { spanAttributes: false };
+  }
   const app = await NestFactory.createApplicationContext(lib.RateLimitModule.forRoot(options), { logger: ['error'] });
-  if (subject === 'module') {
+  if (subject.startsWith('module')) {
     const service = app.get(lib.RateLimitService);
     return (key) => service.decide([{ key, rule }]);
   }
