@@ -6,7 +6,7 @@
  *   lib/*.ts (module, guard, service)
  *   decorators/   rpc/ (microservice messages, read as requests through http's key resolver)   http/   config/ (module
  *   options, factories)   overrides/   observability/   waiting/ (waitToConsume's queues, which call back into the
- *   service and import no store)   resilience/
+ *   service and import no store)   budgets/ (local budgets of rules with localBudget, spent with no store call)   resilience/
  *   stores/leases/   stores/redis/   stores/memory/   stores/redis/clients/ (the port and one adapter per library)
  *   stores/ (what every store shares)   shadow/   keys/   rules/   algorithms/   interfaces/ (the ground)
  *
@@ -24,6 +24,7 @@ const LAYERS = [
   'overrides',
   'observability',
   'waiting',
+  'budgets',
   'resilience',
   'stores/leases',
   'stores/redis',

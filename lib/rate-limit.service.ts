@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
 import { compilePolicy } from './config/policy.compiler.js';
 import { RateLimitConfigError } from './rules/rate-limit-config.error.js';
 import { RateLimitPolicies } from './config/rate-limit.policies.js';
@@ -25,6 +25,9 @@ import type { RateLimitPolicy } from './interfaces/rate-limit-policy.interface.j
 import { RateLimitWaiter } from './waiting/rate-limit.waiter.js';
 import { checkWaitOptions, type RateLimitWaitOptions } from './waiting/wait-options.js';
 import { RateLimitOverrides } from './overrides/rate-limit.overrides.js';
+import { LocalBudgets, usesLocalBudget } from './budgets/local-budgets.js';
+import { monotonic } from './stores/monotonic.clock.js';
+import { ThrottledLog } from './observability/throttled.logger.js';
 
 /**
  * A rule: the name of a configured one (looked up on every call, so config changes apply), a rule from
@@ -65,6 +68,13 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
   private readonly syncStore?: MemoryStore;
   /** Per-tracker overrides of the rules with `overrides: true`: `set`, `remove`, `get`, `list` (see RateLimitOverrides). */
   readonly overrides: RateLimitOverrides;
+  /**
+   * The units rules with `localBudget` hold in this instance (see LocalBudgets); undefined on a store that takes none
+   * ahead (the memory store decides locally anyway).
+   */
+  readonly budgets?: LocalBudgets;
+  /** The rules' version the budgets were taken under: a take never outlives its rule. */
+  private budgetsVersion: number;
 
   constructor(
     @Inject(RATE_LIMIT_STORE) readonly store: RateLimitStore,
@@ -80,6 +90,14 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
     if (settings.blockCacheKeys > 0 && !this.syncStore) this.blockCache = new LocalBlockCache(settings.blockCacheKeys, settings.clock, settings.blockCacheBytes);
     this.observer = new DecisionObserver(settings, metrics, audit, openTelemetry?.spans);
     this.blockCacheVersion = policies.version;
+    this.budgetsVersion = policies.version;
+    if (store.budgets && !this.syncStore) {
+      const log = new ThrottledLog(SERVICE_LOGGER);
+      this.budgets = new LocalBudgets(store, store.budgets, {
+        clock: settings.clock ?? monotonic,
+        onError: (error, op) => log.error(`A local budget's ${op === 'lease' ? 'take' : 'give-back'} failed: ${error.message}`),
+      });
+    }
     this.overrides = new RateLimitOverrides({ rule: (ref) => this.rule(ref), store: () => store.overrides, audit, forget: (rule, key) => this.blockCache?.forget(rule, key) });
   }
 
@@ -90,7 +108,7 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
   async consume(key: string, rule: RuleRef, cost = 1): Promise<Decision> {
     const entries = [this.ruleKey(key, rule, cost)];
     const started = this.observer.start();
-    let decision = await this.store.consume(key, entries[0].rule, cost);
+    let decision = entries[0].rule.localBudget && !entries[0].shadow ? (await this.run(entries, cost)).decisions[0] : await this.store.consume(key, entries[0].rule, cost);
     if (entries[0].shadow) decision = asShadow(decision);
     this.observer.observe(entries, { allowed: decision.allowed || decision.shadow === true, decisions: [decision] }, started, false);
     return decision;
@@ -141,6 +159,7 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
   /** Calls still waiting in `waitToConsume` reject (an AbortError), so their timers do not hold the process open. */
   onModuleDestroy(): void {
     this.waiter.close(new DOMException('The rate limit module closed while the call waited', 'AbortError'));
+    this.budgets?.clear();
   }
 
   /** What `consume` would decide now, recording nothing (marked `shadow: true` for a shadow rule). */
@@ -160,6 +179,7 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
   async reset(key: string, rule: RuleRef): Promise<void> {
     const resolved = this.rule(rule);
     this.blockCache?.forget(resolved.name, key);
+    this.budgets?.forget(resolved, key);
     await this.store.reset(key, resolved);
   }
 
@@ -324,6 +344,14 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
         const decided = decideWithShadowRules(entries, defaultCost, (inForce) => this.run(inForce, defaultCost), this.store);
         return done ? decided.then(done) : decided;
       }
+      if (this.budgets !== undefined && usesLocalBudget(entries)) {
+        if (this.budgetsVersion !== this.policies.version) {
+          this.budgets.clear();
+          this.budgetsVersion = this.policies.version;
+        }
+        const decided = this.budgets.decide(entries, defaultCost);
+        return done ? decided.then(done) : decided;
+      }
       if (this.syncStore) {
         const result = this.syncStore.consumeAllNow(entries, defaultCost, this.observer.timed ? started : undefined);
         return Promise.resolve(done ? done(result) : result);
@@ -376,6 +404,8 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
   }
 }
 
+
+const SERVICE_LOGGER = new Logger('RateLimitService');
 
 const NOTHING_RATED: MultiDecision = { allowed: true, decisions: [] };
 

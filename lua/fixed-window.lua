@@ -93,6 +93,10 @@ ALGORITHMS['fw'] = {
     -- Refused: the next window starts empty, and cost <= limit.
     return false, r.limit - count, window_end - now, window_end - now
   end,
+  -- Units taken ahead (a local budget) count in this window: they must be spent, or given back, before it ends.
+  lease_end = function(r, now)
+    return now - now % r.window + r.window
+  end,
   refund = function(r, now, cost)
     local _, count = fw_read(r, now)
     if count > 0 then

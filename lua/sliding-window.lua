@@ -148,6 +148,12 @@ ALGORITHMS['sw'] = {
     end
     return false, r.limit - total, newest + r.window - now, newest + r.window - now
   end,
+  -- Units taken ahead (a local budget) count in the current cell: spent after it, they would leave the window a cell
+  -- early, and given back after it, they would come off a cell they are not in.
+  lease_end = function(r, now)
+    local cell = r.window / r.param
+    return now - now % cell + cell
+  end,
   refund = function(r, now, cost)
     -- Give back from the newest cells first: that is where the refunded request was counted.
     local _, newest, _, _, _, base, flat = sw_read(r, now)

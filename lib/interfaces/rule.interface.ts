@@ -54,6 +54,27 @@ export interface RateLimitRuleOptions {
    * more key in the same script); other rules pay nothing. Not for the gcra and concurrency algorithms. @default false
    */
   overrides?: boolean | 'true' | 'false';
+  /**
+   * Hot keys: lets each app instance take units of this rule's budget ahead, from Redis, and spend them locally, with no
+   * round trip per request. Units are taken before they are spent, so the limit is never exceeded; the price is that
+   * units one instance holds are refused to the others meanwhile (at most `maxUnits` per instance and key). A key is
+   * taken ahead for only once this instance sees it at a rate worth it: cold keys are decided exactly, as without
+   * the option. For sliding-window, fixed-window, token-bucket and gcra rules without a lockout; the memory store
+   * decides locally anyway and ignores it. `true` takes the defaults. @default false
+   */
+  localBudget?: boolean | 'true' | 'false' | LocalBudgetOptions;
+}
+
+/** How much of a rule's budget one instance may take ahead (see `RateLimitRuleOptions.localBudget`). Numbers may arrive as strings. */
+export interface LocalBudgetOptions {
+  /** The most units one instance takes ahead at once for one key, 2 to the limit (GCRA: the burst). @default 1% of the limit (refused if that is under 2) */
+  maxUnits?: number | string;
+  /**
+   * The longest an instance keeps units taken ahead before it gives back those it did not spend, in ms or a duration
+   * string, up to 1 minute. A fixed window's units also end with their window, a sliding window's with their cell.
+   * @default 100 ms (the window, if shorter)
+   */
+  maxMs?: Duration;
 }
 
 /**
@@ -105,4 +126,6 @@ export interface RateLimitRule {
   readonly leaseMs?: number;
   /** Present (true) when the rule can be overridden per tracker at run time (see `RateLimitRuleOptions.overrides`). */
   readonly overrides?: true;
+  /** Present when instances may take units ahead (see `RateLimitRuleOptions.localBudget`): the largest take, and the longest one is kept (ms). */
+  readonly localBudget?: { readonly maxUnits: number; readonly maxMs: number };
 }

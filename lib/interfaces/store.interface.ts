@@ -1,6 +1,7 @@
 import type { Decision, MultiDecision } from './decision.interface.js';
 import type { RateLimitRule } from './rule.interface.js';
 import type { OverrideStore } from './override.interface.js';
+import type { BudgetStore } from './budget.interface.js';
 
 /** One rule applied to one tracker (a user id, an IP, a phone number...). */
 export interface RuleKey {
@@ -30,4 +31,6 @@ export interface RateLimitStore {
   reset(key: string, rule: RateLimitRule): Promise<void>;
   /** Per-tracker overrides of the rules with `overrides: true`, which this store's decisions apply; absent if it has none. */
   readonly overrides?: OverrideStore;
+  /** Where rules with `localBudget` take units ahead and give back what they did not spend; absent if the store has none. */
+  readonly budgets?: BudgetStore;
 }

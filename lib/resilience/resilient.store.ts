@@ -3,6 +3,7 @@ import type { Decision, MultiDecision } from '../interfaces/decision.interface.j
 import type { FailurePolicy, RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
 import type { OverrideStore } from '../interfaces/override.interface.js';
+import type { BudgetGrant, BudgetStore } from '../interfaces/budget.interface.js';
 import { checkEntry } from '../stores/call.validator.js';
 import type { MemoryStore } from '../stores/memory/memory.store.js';
 import { mergeCall } from '../stores/store.plan.js';
@@ -59,6 +60,12 @@ export class ResilientStore implements RateLimitStore {
     return this.primary.overrides;
   }
 
+  /**
+   * The primary's local-budget takes and give-backs, under the same timeout and breaker as a decision. A take the
+   * primary cannot answer takes nothing (no request waits for it: the requests go on to the failure policy).
+   */
+  readonly budgets?: BudgetStore;
+
   constructor(
     readonly primary: RateLimitStore,
     readonly fallback: MemoryStore,
@@ -67,6 +74,38 @@ export class ResilientStore implements RateLimitStore {
     this.deadlines = new DeadlineQueue(options.timeoutMs ?? 50);
     this.policy = options.failurePolicy ?? 'memory';
     this.breaker = new CircuitBreaker(options.circuitBreaker, undefined, options.onCircuitChange);
+    const budgets = primary.budgets;
+    if (budgets) {
+      this.budgets = {
+        take: (key, rule, units) => this.takeBudget(budgets, key, rule, units),
+        giveBack: (key, rule, units, ticket) => this.giveBudgetBack(budgets, key, rule, units, ticket),
+      };
+    }
+  }
+
+  private takeBudget(budgets: BudgetStore, key: string, rule: RateLimitRule, units: number): Promise<BudgetGrant> {
+    try {
+      checkEntry(key, rule, units, 'lease');
+      return this.guarded(
+        'lease',
+        () => budgets.take(key, rule, units),
+        (): BudgetGrant => ({ decision: substitute('closed', rule, units, this.breaker.retryInMs), units: 0, ticket: 0 }),
+        rule,
+        (grant) => {
+          this.answeredLate();
+          // Nobody spends a take the failure policy answered for: its units go back while they still count.
+          if (grant.units > 0) this.giveBack(() => budgets.giveBack(key, rule, grant.units, grant.ticket));
+        },
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private async giveBudgetBack(budgets: BudgetStore, key: string, rule: RateLimitRule, units: number, ticket: number): Promise<void> {
+    checkEntry(key, rule, units, 'return');
+    // Units the store does not take back (it is down) stay counted there until their window passes: nothing to decide.
+    return this.guarded('return', () => budgets.giveBack(key, rule, units, ticket), () => undefined, rule);
   }
 
   // consume, consumeAll and peek are every decision's path: promise chains, not async functions (see `guarded`),
@@ -158,7 +197,7 @@ export class ResilientStore implements RateLimitStore {
     rules: RateLimitRule | readonly RateLimitRule[],
     late: (result: T) => void = this.late,
   ): Promise<T> {
-    if (!this.breaker.tryAcquire()) return this.degraded(rules, degrade);
+    if (!this.breaker.tryAcquire()) return this.degraded(op, rules, degrade);
     let answer: Promise<T>;
     try {
       answer = call();
@@ -195,7 +234,7 @@ export class ResilientStore implements RateLimitStore {
     else if (answered !== undefined && answered !== this.answers && isLate(error)) this.breaker.release();
     else this.breaker.failure();
     this.options.onError?.(error instanceof Error ? error : new Error(String(error)), op);
-    return this.degraded(rules, degrade);
+    return this.degraded(op, rules, degrade);
   }
 
   /** The primary answered a call whose caller the failure policy already decided: it is up. */
@@ -232,13 +271,14 @@ export class ResilientStore implements RateLimitStore {
   }
 
   /** Decides by the strictest failure policy among the request's rules (worked out only when it is needed). */
-  private async degraded<T>(rules: RateLimitRule | readonly RateLimitRule[], degrade: (policy: FailurePolicy) => T | Promise<T>): Promise<T> {
+  private async degraded<T>(op: string, rules: RateLimitRule | readonly RateLimitRule[], degrade: (policy: FailurePolicy) => T | Promise<T>): Promise<T> {
     let policy: FailurePolicy = 'open';
     for (const rule of Array.isArray(rules) ? (rules as readonly RateLimitRule[]) : [rules as RateLimitRule]) {
       const own = rule.failurePolicy ?? this.policy;
       if (STRICTNESS[own] > STRICTNESS[policy]) policy = own;
     }
-    this.options.onDegraded?.(policy);
+    // A take of a local budget is no request's decision: nobody was decided for by the failure policy.
+    if (op !== 'lease') this.options.onDegraded?.(policy);
     return mark(await degrade(policy), policy);
   }
 }

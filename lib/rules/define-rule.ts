@@ -1,5 +1,6 @@
 import { parseDuration, parseInteger } from './duration.parser.js';
 import { boundedDuration, compileLockout } from './lockout.option.js';
+import { compileLocalBudget } from './local-budget.option.js';
 import { RateLimitConfigError } from './rate-limit-config.error.js';
 import { MAX_EXACT_UNITS, reducedInterval } from '../algorithms/exact-instant.js';
 import type { FailurePolicy, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions } from '../interfaces/rule.interface.js';
@@ -8,7 +9,7 @@ export const ALGORITHMS: readonly RateLimitAlgorithm[] = ['sliding-log', 'slidin
 export const DEFAULT_ALGORITHM: RateLimitAlgorithm = 'sliding-window';
 export const DEFAULT_SEGMENTS = 10;
 const MAX_SEGMENTS = 1000;
-const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'lockout', 'afterLockout', 'refill', 'burst', 'failurePolicy', 'leaseMs', 'overrides']);
+const KNOWN_FIELDS = new Set(['limit', 'window', 'algorithm', 'segments', 'blockMs', 'lockout', 'afterLockout', 'refill', 'burst', 'failurePolicy', 'leaseMs', 'overrides', 'localBudget']);
 export const FAILURE_POLICIES: readonly FailurePolicy[] = ['open', 'closed', 'memory'];
 
 /** A failure policy as written in a rule or the module's options, the error naming `field`. */
@@ -122,7 +123,20 @@ export function defineRule(options: RateLimitRuleOptions, name = 'default', path
       break;
     }
   }
-  return Object.freeze({ name, algorithm, limit, windowMs, segments, ...lockout, refill, burst, ...(failurePolicy ? { failurePolicy } : {}), ...(overrides ? { overrides } : {}) });
+  const localBudget = compileLocalBudget(options, algorithm, algorithm === 'gcra' ? burst : limit, windowMs, lockout.blockMs > 0, path);
+  return Object.freeze({
+    name,
+    algorithm,
+    limit,
+    windowMs,
+    segments,
+    ...lockout,
+    refill,
+    burst,
+    ...(failurePolicy ? { failurePolicy } : {}),
+    ...(overrides ? { overrides } : {}),
+    ...(localBudget ? { localBudget } : {}),
+  });
 }
 
 /**
@@ -144,6 +158,8 @@ function overridable(value: unknown, algorithm: RateLimitAlgorithm, field: strin
  * `leaseMs` so that code reading any rule's window (headers, key TTLs) stays sane.
  */
 function concurrencyRule(options: RateLimitRuleOptions, name: string, path: string): RateLimitRule {
+  // Refuses a localBudget other than false.
+  compileLocalBudget(options, 'concurrency', 1, 0, false, path);
   for (const field of ['window', 'blockMs', 'lockout', 'afterLockout'] as const) {
     if (options[field] !== undefined) {
       throw new RateLimitConfigError(`${path}.${field}`, options[field], `no value: the concurrency algorithm has no ${field === 'window' ? 'window (a lease lasts "leaseMs")' : 'lockout (a refusal lasts until a lease is released)'}`);

@@ -111,6 +111,8 @@ export class RateLimitTesting {
     this.control.rules.restore(this.policies);
     this.control.limits.enable();
     this.service.blockCache?.clear();
+    // Units taken ahead are dropped, not given back: the keys they would go back to are being erased.
+    this.service.budgets?.clear(false);
     eraseLeases(this.service.leases.inner);
     await eraseStore(this.service.store.inner);
   }
@@ -133,6 +135,8 @@ export class RateLimitTesting {
     this.control.limits.disable();
     // A refusal remembered before would still be repeated without asking the store.
     this.service.blockCache?.clear();
+    // Units taken ahead would still be spent, and counted, from this instance.
+    this.service.budgets?.clear();
   }
 
   /** Switches rate limiting back on. */

@@ -1,3 +1,4 @@
+import type { BudgetStore } from '../interfaces/budget.interface.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { LeaseDecision, LeaseHandle, LeaseStore } from '../interfaces/lease-store.interface.js';
 import type { OverrideStore } from '../interfaces/override.interface.js';
@@ -12,10 +13,22 @@ function untouched(rule: RateLimitRule): Decision {
 
 /** The app's store, passed through while limits are on; while they are off, every rule admits and nothing is recorded. */
 export class SwitchableStore implements RateLimitStore {
+  /** The app's store's local-budget takes; while limits are off, a take takes nothing. */
+  readonly budgets?: BudgetStore;
+
   constructor(
     readonly inner: RateLimitStore,
     private readonly limits: TestingSwitch,
-  ) {}
+  ) {
+    const budgets = inner.budgets;
+    if (budgets) {
+      this.budgets = {
+        take: (key, rule, units) =>
+          this.limits.enabled ? budgets.take(key, rule, units) : Promise.resolve({ decision: { ...untouched(rule), allowed: false }, units: 0, ticket: 0 }),
+        giveBack: (key, rule, units, ticket) => budgets.giveBack(key, rule, units, ticket),
+      };
+    }
+  }
 
   consume(key: string, rule: RateLimitRule, cost?: number): Promise<Decision> {
     return this.limits.enabled ? this.inner.consume(key, rule, cost) : Promise.resolve(untouched(rule));

@@ -17,7 +17,11 @@
               'r' (refund), then its rules separated by ',', each the number of its definition (1..D) followed by
               '*' and its cost in units when the cost is not 1: 'c1' consumes 1 unit under definition 1, 'c1*3,2' is
               all-or-nothing over 3 units of definition 1 and 1 of definition 2 (a peek's cost is what it asks
-              about); N > 1 identical calls in a row are one argument, 'N:' and the call ('32:c1')
+              about); N > 1 identical calls in a row are one argument, 'N:' and the call ('32:c1'). Two more
+              operations, of one rule each, serve local budgets (lib/budgets): 'l' takes units ahead, as a consume
+              whose refusal starts no lockout ('l1*50'); 'g' gives units of such a take back, as a refund, only
+              while the take still counts where it was made: '@' and that instant (µs on the decisions' clock, the
+              take's reply; 0 = no end) follow ('g1*12@1767225600000000')
   then D rule definitions: algorithm id (followed by '+' for a rule with `overrides: true`), limit, window (ms),
               lockout (ms, 0 = none; an escalating one as 'base:factor:max:forgetAfter', durations in ms; either
               followed by 'r' when a lockout's end restarts the count: the refusal that starts it deletes the state
@@ -35,6 +39,9 @@
                (µs) }
     refused    three integers, -1 - remaining, reset after (µs) and retry after (µs; -1 = never)
   An overridable rule's decision is preceded by one integer, the limit in force (its override's, or its own).
+  A take's ('l') by two more before that: the instant its units stop counting where they were taken (µs on the
+  decisions' clock: the fixed window's end, the sliding window's cell's end; 0 = no such end, a token bucket's or a
+  GCRA's units count on) and that instant less now (µs; 0 with it).
   The caller tells them apart by the first element's sign or type (an admitted decision's retry after is 0: not sent),
   and rounds the waits up to ms: every algorithm's waits are whole µs, and the rounding cost Redis about 800
   instructions a decision. Nothing for a refund. To a lone call in the short form whose admission packs into one
@@ -217,7 +224,11 @@ local function parse(argument)
   local op = string.sub(spec, 1, 1)
   local ref = tonumber(string.sub(spec, 2))
   local call
-  if ref then
+  if op == 'g' then
+    -- A give-back: 'g', one rule, its units, '@' and the instant after which they no longer go back.
+    local rule, cost, till = string.match(spec, '^g(%d+)%*?(%d*)@(%d+)$')
+    call = { definitions[tonumber(rule)], op = op, n = 1, cost = cost == '' and 1 or tonumber(cost), till = till + 0 }
+  elseif ref then
     -- One rule, one unit: most calls, read without a pattern, in one table.
     call = { definitions[ref], op = op, n = 1, cost = 1, plain = false, apply = op == 'c' }
   else
@@ -232,7 +243,7 @@ local function parse(argument)
     call.cost = call.costs[1]
     call.apply = op == 'c'
   end
-  call.plain = call.n == 1 and op ~= 'r' and call[1].block == 0 and not call[1].override
+  call.plain = call.n == 1 and (op == 'c' or op == 'p') and call[1].block == 0 and not call[1].override
   call.times = times
   parsed[argument] = call
   return call
@@ -368,7 +379,8 @@ if has_lockout then
 end
 
 -- One rule: it can write as it checks. Its definition's table is used as is: calls are decided one at a time.
-local function decide_one(op, r, cost)
+-- `till`: a give-back's instant (see the call arguments above).
+local function decide_one(op, r, cost, till)
   take_keys(r, cost)
   if r.override then
     apply_override(r)
@@ -376,6 +388,21 @@ local function decide_one(op, r, cost)
   if op == 'r' then
     r.algorithm.refund(r, now, r.cost)
     return
+  end
+  if op == 'g' then
+    -- Past its instant the take's units were counted in a window (or cell) that is over: given back now, they would
+    -- be taken off a later one's count, which they never were in.
+    if till == 0 or now < till then
+      r.algorithm.refund(r, now, r.cost)
+    end
+    return
+  end
+  if op == 'l' then
+    local lease_end = r.algorithm.lease_end
+    local ends = lease_end and lease_end(r, now) or 0
+    reply[n + 1] = ends
+    reply[n + 2] = ends > 0 and ends - now or 0
+    n = n + 2
   end
   if r.blocked then
     push_overridden(r)
@@ -390,7 +417,7 @@ local function decide_one(op, r, cost)
     end
     return
   end
-  local allowed, remaining, reset, retry = r.algorithm.check(r, now, r.cost, op == 'c')
+  local allowed, remaining, reset, retry = r.algorithm.check(r, now, r.cost, op == 'c' or op == 'l')
   if op == 'c' and not allowed and r.block > 0 then
     reset, retry = lock_out(r, reset, retry)
   end
@@ -486,7 +513,7 @@ for i = 6, 5 + call_args do
   else
     for _ = 1, call.times do
       if call.n == 1 then
-        decide_one(call.op, call[1], call.cost)
+        decide_one(call.op, call[1], call.cost, call.till)
       else
         decide_all(call)
       end

@@ -1,7 +1,8 @@
 -- Shared head of every rate-limit script: the table the driver dispatches on, and number helpers.
 -- Each algorithm registers { check = fn(rule, now, cost, apply), refund = fn(rule, now, cost) } in ALGORITHMS,
 -- with `param = true` when its rules carry a parameter in ARGV (segments, refill, burst), and optionally
--- prepare = fn(rule), run once per rule definition of a batch, for what is worked out from the rule alone.
+-- prepare = fn(rule), run once per rule definition of a batch, for what is worked out from the rule alone, and
+-- lease_end = fn(rule, now), for an algorithm whose units taken ahead count only until an instant (see the driver's 'l').
 -- check returns: allowed (boolean), remaining, reset_after (µs), retry_after (µs; -1 = never, for GCRA).
 local ALGORITHMS = {}
 

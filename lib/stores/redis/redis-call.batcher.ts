@@ -1,10 +1,14 @@
+import type { BudgetGrant } from '../../interfaces/budget.interface.js';
 import type { Decision, MultiDecision } from '../../interfaces/decision.interface.js';
 import type { ScriptCall } from './redis-call.codec.js';
 
 /** A call waiting in a batch, and how to hand it its part of the batch's reply. */
 export interface PendingCall extends ScriptCall {
-  /** Its decisions (undefined for a refund); a call marked `single` gets its one Decision instead of a MultiDecision. */
-  resolve(result: MultiDecision | Decision | undefined): void;
+  /**
+   * Its decisions (undefined for a refund or a give-back, a BudgetGrant for a take); a call marked `single` gets its
+   * one Decision instead of a MultiDecision.
+   */
+  resolve(result: MultiDecision | Decision | BudgetGrant | undefined): void;
   /** A one-rule consume or peek whose caller wants the Decision alone: no MultiDecision is built for it. */
   single: boolean;
   reject(error: unknown): void;
@@ -95,16 +99,18 @@ export class RedisCallBatcher {
    * The call's decisions, from the script call that decides its batch: its one Decision when `single`, else a
    * MultiDecision (undefined for a refund).
    */
+  submit(op: 'lease', rules: ScriptCall['rules'], single: true): Promise<BudgetGrant>;
+  submit(op: 'return', rules: ScriptCall['rules'], single: true, till: number): Promise<undefined>;
   submit(op: ScriptCall['op'], rules: ScriptCall['rules'], single: true): Promise<Decision>;
   submit(op: ScriptCall['op'], rules: ScriptCall['rules'], single: false): Promise<MultiDecision | undefined>;
-  submit(op: ScriptCall['op'], rules: ScriptCall['rules'], single: boolean): Promise<MultiDecision | Decision | undefined> {
-    return new Promise<MultiDecision | Decision | undefined>((resolve, reject) => {
+  submit(op: ScriptCall['op'], rules: ScriptCall['rules'], single: boolean, till?: number): Promise<MultiDecision | Decision | BudgetGrant | undefined> {
+    return new Promise<MultiDecision | Decision | BudgetGrant | undefined>((resolve, reject) => {
       const entries = op === 'peek' ? 0 : slidingLogEntries(rules);
       // The batch so far goes now, without this call: past MAX_BATCH_ENTRIES it would hold Redis too long.
       if (this.entries + entries > MAX_BATCH_ENTRIES && this.pending.length > 0) this.send();
       if (this.pending.length === 0) this.openedAt = Date.now();
       this.entries += entries;
-      const queued = this.pending.push({ op, rules, single, resolve, reject, madeAt: this.openedAt });
+      const queued = this.pending.push({ op, rules, single, resolve, reject, madeAt: this.openedAt, till });
       if (queued === 1 && this.inFlight === 0) this.send();
       else if (queued === 1) setImmediate(this.flush);
       else if (queued >= this.maxBatch) this.send();

@@ -1,3 +1,4 @@
+import type { BudgetGrant } from '../../interfaces/budget.interface.js';
 import type { Decision, MultiDecision } from '../../interfaces/decision.interface.js';
 import type { RateLimitRule } from '../../interfaces/rule.interface.js';
 import { ceilMs, toDecision, type PlannedRule, type StoreOp } from '../store.plan.js';
@@ -6,11 +7,13 @@ import { ceilMs, toDecision, type PlannedRule, type StoreOp } from '../store.pla
 export interface ScriptCall {
   op: StoreOp;
   rules: PlannedRule[];
+  /** A `return` (give-back) only: the take's end on the decisions' clock, in µs, past which nothing goes back (0 = none). */
+  till?: number;
 }
 
 // The algorithms whose rules carry a parameter in ARGV: those the Lua registers with `param = true`.
 const TAKES_PARAM: ReadonlySet<string> = new Set(['sw', 'tb', 'gcra']);
-const HEAD: Readonly<Record<StoreOp, string>> = { consume: 'c', peek: 'p', refund: 'r' };
+const HEAD: Readonly<Record<StoreOp, string>> = { consume: 'c', peek: 'p', refund: 'r', lease: 'l', return: 'g' };
 /** `c1`, `c2`, ...: the argument of a 1-unit consume of one rule, the call a batch is mostly made of, built once. */
 const CONSUME_ONE: string[] = [];
 
@@ -63,6 +66,7 @@ export function encodeBatch(calls: readonly ScriptCall[], head: ScriptHead, cros
         spec += `${i === 0 ? '' : ','}${ref}${r.cost === 1 ? '' : `*${r.cost}`}`;
       }
     }
+    if (op === 'return') spec += `@${calls[c].till ?? 0}`;
     if (spec === run) {
       times++;
     } else {
@@ -90,7 +94,7 @@ export function encodeBatch(calls: readonly ScriptCall[], head: ScriptHead, cros
 function encodeLone(call: ScriptCall, head: ScriptHead): EncodedCall | undefined {
   if (call.rules.length !== 1) return undefined;
   const r = call.rules[0];
-  if (r.cost !== 1 || r.rule.blockMs > 0 || r.rule.overrides) return undefined;
+  if (r.cost !== 1 || r.rule.blockMs > 0 || r.rule.overrides || call.op === 'lease' || call.op === 'return') return undefined;
   const argv: (string | number)[] = [head[0], head[1], HEAD[call.op]];
   pushDefinition(r, argv);
   return { keys: [r.keys.state], argv };
@@ -130,7 +134,13 @@ export function checkReply(reply: unknown, calls: readonly ScriptCall[]): assert
   let valid = Array.isArray(reply);
   const elements = reply as unknown[];
   for (let c = 0; valid && c < calls.length; c++) {
-    if (calls[c].op === 'refund') continue;
+    const { op } = calls[c];
+    if (op === 'refund' || op === 'return') continue;
+    // A take's decision comes after its end and that end less now.
+    if (op === 'lease') {
+      valid = wholeAt(elements, at) && wholeAt(elements, at + 1);
+      at += 2;
+    }
     for (let i = 0; valid && i < calls[c].rules.length; i++) {
       // An overridable rule's decision comes after the limit in force.
       if (calls[c].rules[i].rule.overrides) valid = wholeAt(elements, at++);
@@ -197,6 +207,16 @@ export class ReplyReader {
     this.at = at + 3;
     const retry = reply[at + 2] as number;
     return toDecision(limit, false, -1 - first, ceilMs(reply[at + 1] as number), retry < 0 ? -1 : ceilMs(retry));
+  }
+
+  /** What a take (`lease`) of one rule got: its end, then its decision (see `BudgetGrant`). */
+  grant(rule: PlannedRule): BudgetGrant {
+    const ticket = this.reply[this.at] as number;
+    const leftUs = this.reply[this.at + 1] as number;
+    this.at += 2;
+    const decision = this.decision(rule);
+    // Rounded down: spending a unit a fraction of a ms late would put it in the next window.
+    return { decision, units: decision.allowed ? rule.cost : 0, spendWithinMs: ticket > 0 ? Math.floor(leftUs / 1000) : undefined, ticket };
   }
 
   /** The decisions of a consume or peek call of one rule or several. */

@@ -2,6 +2,7 @@ import calculateSlot from 'cluster-key-slot';
 import { ALGORITHM_DEFINITIONS } from '../../algorithms/algorithm.registry.js';
 import { throttle, type ThrottleReply } from '../gcra.throttle.js';
 import type { Clock } from '../../interfaces/clock.interface.js';
+import type { BudgetGrant, BudgetStore } from '../../interfaces/budget.interface.js';
 import type { Decision, MultiDecision } from '../../interfaces/decision.interface.js';
 import type { RateLimitRule } from '../../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../../interfaces/store.interface.js';
@@ -95,6 +96,11 @@ export class RedisStore implements RateLimitStore {
   private crossSlot: boolean;
   /** Per-tracker overrides of the rules with `overrides: true`, which the scripts read as they decide. */
   readonly overrides: RedisOverrideStore;
+  /** Units taken ahead for the local budgets of rules with `localBudget`, and given back, by the same scripts. */
+  readonly budgets: BudgetStore = {
+    take: (key, rule, units) => this.takeBudget(key, rule, units),
+    giveBack: (key, rule, units, ticket) => this.giveBudgetBack(key, rule, units, ticket),
+  };
 
   constructor(
     readonly client: RedisClientLike | RedisClientPort,
@@ -159,6 +165,22 @@ export class RedisStore implements RateLimitStore {
   /** redis-cell's `CL.THROTTLE key max_burst count period [quantity]` (period in seconds), with its five-value reply. */
   throttle(key: string, maxBurst: number, count: number, period: number, quantity = 1): Promise<ThrottleReply> {
     return throttle(this, key, maxBurst, count, period, quantity);
+  }
+
+  private async takeBudget(key: string, rule: RateLimitRule, units: number): Promise<BudgetGrant> {
+    const rules = [planRule(this.prefix, key, rule, units, 'lease')];
+    if (this.batcher) return this.batcher.submit('lease', rules, true);
+    const calls: ScriptCall[] = [{ op: 'lease', rules }];
+    const reply = await this.callInTime(calls, Date.now());
+    checkReply(reply, calls);
+    return new ReplyReader(reply).grant(rules[0]);
+  }
+
+  private async giveBudgetBack(key: string, rule: RateLimitRule, units: number, ticket: number): Promise<void> {
+    const rules = [planRule(this.prefix, key, rule, units, 'return')];
+    if (this.batcher) return this.batcher.submit('return', rules, true, ticket);
+    const calls: ScriptCall[] = [{ op: 'return', rules, till: ticket }];
+    checkReply(await this.callInTime(calls, Date.now()), calls);
   }
 
   async reset(key: string, rule: RateLimitRule): Promise<void> {
@@ -236,7 +258,8 @@ export class RedisStore implements RateLimitStore {
     }
     const read = new ReplyReader(reply);
     for (const call of calls) {
-      if (call.op === 'refund') call.resolve(undefined);
+      if (call.op === 'refund' || call.op === 'return') call.resolve(undefined);
+      else if (call.op === 'lease') call.resolve(read.grant(call.rules[0]));
       else call.resolve(call.single ? read.decision(call.rules[0]) : read.decisions(call.rules));
     }
   }
