@@ -1,5 +1,6 @@
 // The Nest app under load in the HTTP bench: Express or Fastify (config.adapter), one route `GET /ping` answering "ok", and one of five
-// guards (none, a guard that only returns true, our RateLimitGuard with a given algorithm, @nestjs/throttler + @nest-lab/throttler-storage-redis).
+// guards (none, a guard that only returns true, a guard that only awaits a Redis PING, our RateLimitGuard with a given algorithm and
+// optionally a local budget, @nestjs/throttler + @nest-lab/throttler-storage-redis).
 // Plain ESM: decorators are applied by hand (Controller()(cls), Get()(proto, name, descriptor), Module()(cls)).
 //
 // Used two ways:
@@ -16,7 +17,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import { Redis } from 'ioredis';
-import { RateLimitModule } from '../../../dist/index.js';
+import { RateLimitModule, defineRule } from '../../../dist/index.js';
 
 /** Limit high enough that no request of a run is refused: the bench measures the cost of admitting. */
 export const HUGE_LIMIT = 1e9;
@@ -59,6 +60,27 @@ class PassOnInterceptor {
 }
 
 /**
+ * Our default rule in a case: a limit nobody reaches, with the case's algorithm, and `localBudget` when the case
+ * leases (a rule option of later builds: the bench asks localBudgetAvailable() before starting such a case).
+ */
+export function oursRule(config) {
+  return { limit: HUGE_LIMIT, window: '1m', algorithm: config.algorithm, ...(config.localBudget === undefined ? {} : { localBudget: config.localBudget }) };
+}
+
+/**
+ * Whether this build's rules accept the `localBudget` of a case's config (another change adds the option):
+ * defineRule refuses unknown fields, so a throwaway validation of the very rule the case uses says. True or false.
+ */
+export function localBudgetAvailable(config) {
+  try {
+    defineRule(oursRule(config), 'default');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The imports and providers of one case. `redis` is an ioredis client made the same way for both limiters
  * (default options: auto-pipelining off), passed in, so neither module owns or tunes its connection.
  */
@@ -82,7 +104,7 @@ function guardModule(config, redis) {
           RateLimitModule.forRoot({
             store: redis,
             globalGuard: true,
-            defaultRule: { limit: HUGE_LIMIT, window: '1m', algorithm: config.algorithm },
+            defaultRule: oursRule(config),
             ...(config.headers === undefined ? {} : { headers: config.headers }),
             ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
           }),
@@ -131,7 +153,7 @@ async function decisionStats(registry) {
 
 /**
  * Builds and starts the app of one case on 127.0.0.1:0. config: { adapter: 'express' | 'fastify', guard: 'none'|'admit-all'|'await-redis'|'ours'|'throttler', interceptor? (admit-all), algorithm?,
- * headers?, timeoutMs? (ours), autoPipelining? (the ioredis client's, default off), trustProxy: boolean, redisPort }. Returns { port, close() }.
+ * localBudget?, headers?, timeoutMs? (ours), autoPipelining? (the ioredis client's, default off), trustProxy: boolean, redisPort }. Returns { port, close() }.
  */
 export async function startBenchApp(config) {
   const redis =

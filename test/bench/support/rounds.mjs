@@ -84,6 +84,8 @@ export function noisyRounds(runs, ids) {
 }
 
 const x = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : '-');
+const us = (n) => (Number.isFinite(n) ? `${n.toFixed(1)} µs` : '-');
+const UNITS = { x: { format: x, threshold: (t) => `${t}x` }, us: { format: us, threshold: (t) => `${t} µs` } };
 
 /**
  * A goal scored on per-round ratios. `atLeast`: the ratio must be >= threshold in every round (the worst round
@@ -91,30 +93,49 @@ const x = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : '-');
  * blockersOf, or 'not available') make it unmet whatever the ratios say. `detail` is appended to the text.
  */
 export function scoreGoal({ label, ratios, threshold, atLeast = true, blockers = [], noisy = [], detail = '' }) {
-  const s = summary(ratios);
+  return scoreRounds({ label, values: ratios, threshold, atLeast, blockers, noisy, detail });
+}
+
+/**
+ * A goal scored on one value per round (a ratio, unit 'x', or µs, unit 'us'). `by: 'worst'` (the default): every
+ * round must clear the threshold (>= with `atLeast`, else <=); `by: 'median'`: the median over the rounds must,
+ * and the rounds' range and spread ((max - min) / median) are reported beside it. Blockers, noise and detail as
+ * for scoreGoal.
+ */
+export function scoreRounds({ label, values, threshold, atLeast = true, by = 'worst', unit = 'x', blockers = [], noisy = [], detail = '' }) {
+  const s = summary(values);
+  const { format, threshold: shown } = UNITS[unit];
   const worst = atLeast ? s.min : s.max;
-  const clears = s.n > 0 && (atLeast ? worst >= threshold : worst <= threshold);
+  const scored = by === 'median' ? s.median : worst;
+  const clears = s.n > 0 && (atLeast ? scored >= threshold : scored <= threshold);
   const met = clears && blockers.length === 0;
   const sign = atLeast ? '>=' : '<=';
+  const range = unit === 'x' ? `${format(s.min)}-${format(s.max)}` : `${format(s.min)} to ${format(s.max)}`;
+  const spread = by === 'median' && Number.isFinite(s.spread) ? `, spread ${(s.spread * 100).toFixed(1)}%` : '';
   const parts = [
-    `median ${x(s.median)}, rounds ${x(s.min)}-${x(s.max)} (n=${s.n}); worst round ${x(worst)} ${sign} ${threshold}x: ${clears ? 'yes' : 'no'}`,
+    s.n === 0
+      ? `no rounds to score (${sign} ${shown(threshold)})`
+      : `median ${format(s.median)}, rounds ${range} (n=${s.n}${spread}); ${by === 'median' ? 'median' : 'worst round'} ${format(scored)} ${sign} ${shown(threshold)}: ${clears ? 'yes' : 'no'}`,
   ];
   if (blockers.length) parts.push(`not scored: ${blockers.join(', ')}`);
   if (noisy.length) parts.push(`noisy rounds (others > ${NOISY_CORES} cores): ${noisy.join(', ')}`);
   if (detail) parts.push(detail);
-  return { met, label, threshold, median: s.median, worst, text: `${label}: ${parts.join('; ')}` };
+  return { met, label, threshold, by, median: s.median, worst, text: `${label}: ${parts.join('; ')}` };
 }
 
-/** The goals as a markdown section: one line each, met or NOT met, and the count. */
-export function goalsMarkdown(goals, heading = '## Goals') {
+const GOALS_INTRO =
+  'Each goal is scored on ratios taken within a round (both cases ran in the same round, minutes apart at most); ' +
+  'it is met only when its WORST round clears the threshold and the cases compared had 0 errors, 0 non-2xx and ' +
+  '0 degraded (failure-policy) decisions in every round.';
+
+/** The goals as a markdown section: one line each, met or NOT met, and the count; `intro` says how they are scored. */
+export function goalsMarkdown(goals, heading = '## Goals', intro = GOALS_INTRO) {
   const lines = goals.map((g) => `- **${g.met ? 'met' : 'NOT met'}**: ${g.text}`);
   const met = goals.filter((g) => g.met).length;
   return [
     heading,
     '',
-    'Each goal is scored on ratios taken within a round (both cases ran in the same round, minutes apart at most); ' +
-      'it is met only when its WORST round clears the threshold and the cases compared had 0 errors, 0 non-2xx and ' +
-      '0 degraded (failure-policy) decisions in every round.',
+    intro,
     '',
     ...lines,
     '',
