@@ -85,7 +85,8 @@ export function noisyRounds(runs, ids) {
 
 const x = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : '-');
 const us = (n) => (Number.isFinite(n) ? `${n.toFixed(1)} µs` : '-');
-const UNITS = { x: { format: x, threshold: (t) => `${t}x` }, us: { format: us, threshold: (t) => `${t} µs` } };
+const count = (n) => Math.round(n).toLocaleString('en-US');
+const UNITS = { x: { format: x, threshold: (t) => `${t}x` }, us: { format: us, threshold: (t) => `${t} µs` }, count: { format: count, threshold: count } };
 
 /**
  * A goal scored on per-round ratios. `atLeast`: the ratio must be >= threshold in every round (the worst round
