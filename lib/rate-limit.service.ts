@@ -303,6 +303,7 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
    */
   async takeLeasesAfter({ entries, rated, rates }: RatedRequest): Promise<MultiDecision & { leases: Lease[] }> {
     const leased = entries.filter((entry) => entry.rule.algorithm === 'concurrency');
+    const started = this.observer.start();
     const settled = await Promise.allSettled(leased.map((entry) => this.takeLease(entry.key, entry.rule)));
     const leases = settled.flatMap((s) => (s.status === 'fulfilled' && s.value.lease ? [s.value.lease] : []));
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
@@ -315,6 +316,8 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
     const decisions = withLeaseDecisions(entries, rates.decisions, () => asked[l++].decision);
     // A shadow concurrency rule holds its lease when it gets one, and refuses nothing when it does not.
     const allowed = asked.every((a, i) => a.decision.allowed || leased[i].shadow === true);
+    // The leases are decisions of their own (the rate rules were observed in `decide`): counted, hooked, audited.
+    this.observer.observe(leased, { allowed, decisions: decisions.filter((_, i) => entries[i].rule.algorithm === 'concurrency') }, started, false);
     if (!allowed) {
       await Promise.all(leases.map((lease) => lease.release()));
       await Promise.all(

@@ -1,5 +1,6 @@
 import { request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Registry } from 'prom-client';
 import { STORES, useGuardApps, useRedisServer, type GuardApp } from './fixtures/guard-app.js';
 import { ExportsController, gate } from './fixtures/concurrency/exports.controller.js';
 import { PLATFORMS } from './support/http-app.js';
@@ -24,6 +25,23 @@ describe.each(PLATFORMS)('a concurrency limit of 2 exports per user on %s', (pla
       expect(third.headers['retry-after']).toBe('1');
       gate.open();
       expect((await Promise.all(running)).map((r) => r.status)).toEqual([200, 200]);
+    });
+
+    it('counts a refusal for want of a free slot in the metrics and onRejected, and each admitted lease as allowed', async () => {
+      const registry = new Registry();
+      const rejected: { rules: string[]; allowed: boolean }[] = [];
+      const app = await start(
+        { globalGuard: true, metrics: { registry }, onRejected: (event) => rejected.push({ rules: event.entries.map((e) => e.rule), allowed: event.result.allowed }) },
+        { controllers: [ExportsController] },
+      );
+      const running = [held(app), held(app)];
+      await gate.until(2);
+      expect((await quick(app)).status).toBe(429);
+      gate.open();
+      await Promise.all(running);
+      const { values } = await registry.getSingleMetric('rate_limit_decisions_total')!.get();
+      expect(Object.fromEntries(values.map((v) => [`${v.labels.rule}/${v.labels.result}`, v.value]))).toEqual({ 'exports/allowed': 2, 'exports/rejected': 1 });
+      expect(rejected).toEqual([{ rules: ['exports'], allowed: false }]);
     });
 
     it('admits a request again once one in flight has finished', async () => {

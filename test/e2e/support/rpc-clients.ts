@@ -1,5 +1,5 @@
 import { ClientProxyFactory, type ClientOptions, type ClientProxy } from '@nestjs/microservices';
-import { firstValueFrom } from 'rxjs';
+import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import type { RpcTestClient } from './rpc-scenarios.js';
 
 /**
@@ -17,6 +17,10 @@ export async function nestClient(options: ClientOptions, record?: (data: object,
       next = headers;
       const payload = record && headers ? record(data, headers) : data;
       return firstValueFrom(proxy.send(pattern, payload));
+    },
+    sendAll: (pattern, data) => {
+      next = undefined;
+      return lastValueFrom(proxy.send(pattern, data).pipe(toArray()));
     },
     emit: async (pattern, data) => {
       next = undefined;

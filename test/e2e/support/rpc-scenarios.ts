@@ -6,6 +6,8 @@ import { STORE_KINDS, useStoreOptions } from './e2e-stores.js';
 export interface RpcTestClient {
   /** A request-response message; `headers` travel as the transport carries them (metadata, user properties, ...). */
   send(pattern: string, data: object, headers?: Record<string, string>): Promise<unknown>;
+  /** A request-response message whose every answer is awaited: resolves with them once the answer stream completes. */
+  sendAll(pattern: string, data: object): Promise<unknown[]>;
   /** An event; resolves once the transport has taken it. */
   emit(pattern: string, data: object): Promise<void>;
   close(): Promise<void>;

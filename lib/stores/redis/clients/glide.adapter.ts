@@ -2,7 +2,7 @@ import type { GlideClientLike, GlideClusterClientLike, GlideRoute, RedisArg } fr
 import { isNoScript, type LuaScript } from './redis-script.call.js';
 import calculateSlot from 'cluster-key-slot';
 import { LoadedScripts } from './loaded-scripts.js';
-import type { RedisClientPort, WriteCorker } from './redis-client.port.js';
+import type { ClusterPrimary, RedisClientPort, WriteCorker } from './redis-client.port.js';
 
 /** GLIDE's `Decoder.String` (its enum's value): replies as strings whatever `defaultDecoder` the client has. */
 const DECODE_STRINGS = 1;
@@ -83,6 +83,23 @@ export class GlideAdapter implements RedisClientPort {
 
   writeCorker(): WriteCorker | undefined {
     return undefined;
+  }
+
+  /**
+   * The primaries answering a command routed to all of them: GLIDE keys each node's reply by its `host:port` (as
+   * `[{ key, value }]`), for a command without a reply policy that would fold them into one (PING has one).
+   */
+  async primaries(): Promise<readonly ClusterPrimary[]> {
+    if (!this.isCluster) return [];
+    const cluster = this.client as GlideClusterClientLike;
+    const replies = await cluster.customCommand(['CLUSTER', 'MYID'], { route: 'allPrimaries', decoder: DECODE_STRINGS });
+    if (!Array.isArray(replies)) throw new Error(`GLIDE answered CLUSTER MYID on all primaries with ${JSON.stringify(replies)}, not one reply per node`);
+    const addresses = replies.map((r: { key: unknown }) => String(r.key));
+    return addresses.map((address) => {
+      const colon = address.lastIndexOf(':');
+      const route: GlideRoute = { type: 'routeByAddress', host: address.slice(0, colon), port: Number(address.slice(colon + 1)) };
+      return { address, send: (args) => cluster.customCommand([...args], { route, decoder: DECODE_STRINGS }) };
+    });
   }
 
   get isOpen(): boolean {

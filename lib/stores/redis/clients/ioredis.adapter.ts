@@ -4,7 +4,7 @@ import { unsafeIoRedisSettings } from './ioredis.factory.js';
 import { loadLibrary, type IoRedisLibrary } from './client-library.loader.js';
 import { callScript, scriptCommandOf, type ScriptCommandClass } from './ioredis.script-command.js';
 import { RedisWriteCorker } from './ioredis.write-corker.js';
-import type { RedisClientPort, WriteCorker } from './redis-client.port.js';
+import type { ClusterPrimary, RedisClientPort, WriteCorker } from './redis-client.port.js';
 
 /**
  * ioredis 5 and 6, and iovalkey (a fork of ioredis 5 with the same API): `Redis` (standalone or Sentinel) and
@@ -63,6 +63,14 @@ export class IoRedisAdapter implements RedisClientPort {
 
   writeCorker(): WriteCorker | undefined {
     return new RedisWriteCorker(this.client);
+  }
+
+  async primaries(): Promise<readonly ClusterPrimary[]> {
+    if (!this.isCluster) return [];
+    return (this.client as Cluster).nodes('master').map((node) => ({
+      address: `${node.options.host}:${node.options.port}`,
+      send: ([command, ...args]) => node.call(command, ...args),
+    }));
   }
 
   get isOpen(): boolean {

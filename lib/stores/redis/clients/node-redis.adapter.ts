@@ -2,7 +2,7 @@ import type { NodeRedisClientLike, NodeRedisClusterLike, NodeRedisCommandOptions
 import { isNoScript, type LuaScript } from './redis-script.call.js';
 import calculateSlot from 'cluster-key-slot';
 import { LoadedScripts } from './loaded-scripts.js';
-import type { RedisClientPort, WriteCorker } from './redis-client.port.js';
+import type { ClusterPrimary, RedisClientPort, WriteCorker } from './redis-client.port.js';
 
 /**
  * Every command is sent with the default reply mapping: a client made with `withTypeMapping` (or a client-level
@@ -23,6 +23,12 @@ interface NodeRedisInternals {
 }
 
 type Kind = 'client' | 'cluster' | 'sentinel';
+
+/** A node-redis 5/6 cluster's primaries (`masters`) and the client of each (`nodeClient`, connected on first use). */
+interface NodeRedisClusterNodes {
+  readonly masters: readonly { readonly host: string; readonly port: number }[];
+  nodeClient(node: unknown): NodeRedisClientLike | Promise<NodeRedisClientLike>;
+}
 
 /**
  * node-redis 5 and 6 (the `redis` package): `createClient()`, `createCluster()` and `createSentinel()`. Commands go
@@ -117,6 +123,17 @@ export class NodeRedisAdapter implements RedisClientPort {
 
   writeCorker(): WriteCorker | undefined {
     return undefined;
+  }
+
+  async primaries(): Promise<readonly ClusterPrimary[]> {
+    if (!this.isCluster) return [];
+    const cluster = this.client as unknown as NodeRedisClusterNodes;
+    return Promise.all(
+      cluster.masters.map(async (master) => {
+        const node = await cluster.nodeClient(master);
+        return { address: `${master.host}:${master.port}`, send: (args: readonly string[]) => node.sendCommand([...args], RAW) };
+      }),
+    );
   }
 
   get isOpen(): boolean {

@@ -6,6 +6,14 @@ export interface WriteCorker {
   cork(): void;
 }
 
+/** A primary node of a Redis Cluster, reached directly, whatever slots it serves. */
+export interface ClusterPrimary {
+  /** `host:port`, for messages. */
+  readonly address: string;
+  /** Sends one command to this node, its arguments as given (no key prefix added); the reply with strings as strings. */
+  send(args: readonly string[]): Promise<unknown>;
+}
+
 /**
  * The few operations the Redis store, the lease store, the clock and the audit trail need from a Redis client,
  * whatever its library. One adapter per library implements it (the files beside this one); nothing else in `lib/`
@@ -38,6 +46,11 @@ export interface RedisClientPort {
   writeCorker(): WriteCorker | undefined;
   /** Whether commands can be sent: false for a client that was never opened, or was closed. */
   readonly isOpen: boolean;
+  /**
+   * On a Cluster, each primary node the client knows now, for what must visit every node (the testing kit's SCAN);
+   * empty on a standalone client. Absent from a port that cannot reach the nodes one by one.
+   */
+  primaries?(): Promise<readonly ClusterPrimary[]>;
   /** Whether the connection is ready now. */
   readonly isReady: boolean;
   /** Whether the client has not connected yet and would connect on its first command (ioredis's `lazyConnect`). */
