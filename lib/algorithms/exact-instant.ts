@@ -8,6 +8,7 @@
  * r = 0 (always so when the interval is a whole number of µs), else the pair [F, r] (Redis: the string "F:r").
  */
 import { expiryAfter, type AlgorithmRule, type MemoryEntry } from './algorithm.interface.js';
+import { durationTag } from './duration.tag.js';
 
 export type Instant = number | [us: number, fraction: number];
 
@@ -43,10 +44,13 @@ export function reducedInterval(windowUs: number, rate: number): [units: number,
   return [windowUs / g, rate / g];
 }
 
-/** `window / rate` µs as a key tag: `units`, or `units_d` when it is not a whole number of µs. */
+/**
+ * `window / rate` µs as a key tag: `units` µs as a duration tag (`6m`, `3600ms`), followed by `_d` when the
+ * interval is not a whole number of µs (`1h_7`: an hour / 7).
+ */
 export function intervalTag(windowUs: number, rate: number): string {
   const [units, d] = reducedInterval(windowUs, rate);
-  return d === 1 ? String(units) : `${units}_${d}`;
+  return d === 1 ? durationTag(units) : `${durationTag(units)}_${d}`;
 }
 
 /**

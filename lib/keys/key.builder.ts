@@ -26,7 +26,7 @@ export interface RuleKeys {
 
 /**
  * State: `<prefix>:<rule>:<tag>:{<tracker>}`, the tag naming the algorithm and the parameters that give the
- * stored state its meaning (`sw100`, `tb200000`, see AlgorithmDefinition.stateTag): a live change of them, or of
+ * stored state its meaning (`sw100`, `fw1h`, `tb6m`, see AlgorithmDefinition.stateTag): a live change of them, or of
  * the algorithm, starts afresh instead of misreading the old state. Lockout: `<prefix>:<rule>:{<tracker>}:block`,
  * the same whatever the algorithm or its shape, so that changing them does not end a lockout.
  */

@@ -52,7 +52,7 @@ describe('RedisStore on a real redis-server', () => {
     await store.consume('x'.repeat(10_000), rule);
     await store.consume('{evil}', rule);
     const keys = (await keysOf(prefix)).sort();
-    expect(keys).toContain(`${prefix}:api:fw60000:{user:42}`);
+    expect(keys).toContain(`${prefix}:api:fw1m:{user:42}`);
     expect(keys.every((k) => k.length < prefix.length + 60)).toBe(true);
     expect(keys.filter((k) => k.includes('evil'))).toEqual([]);
   });
@@ -65,7 +65,7 @@ describe('RedisStore on a real redis-server', () => {
       const rule = defineRule({ algorithm: 'fixed-window', limit: 1, window: '1m', blockMs: '1m' }, 'api');
       expect((await store.consume('u', rule)).allowed).toBe(true);
       expect((await store.consume('u', rule)).allowed).toBe(false);
-      expect((await client.keys(`tenant-7:${prefix}:*`)).sort()).toEqual([`tenant-7:${prefix}:api:fw60000:{u}`, `tenant-7:${prefix}:api:{u}:block`]);
+      expect((await client.keys(`tenant-7:${prefix}:*`)).sort()).toEqual([`tenant-7:${prefix}:api:fw1m:{u}`, `tenant-7:${prefix}:api:{u}:block`]);
       expect(await keysOf(prefix)).toEqual([]);
     } finally {
       prefixed.disconnect();
@@ -78,7 +78,7 @@ describe('RedisStore on a real redis-server', () => {
     const rule = defineRule({ algorithm: 'gcra', limit: 1, window: '1h' }, 'tat');
     // A fresh key's TAT is now + T (T = 1 h): now lies within the call on Redis's clock.
     const { beforeUs, afterUs } = await onRedisClock(client, () => store.consume('k', rule));
-    const now = Number(await client.get(`${prefix}:tat:gcra3600000000:{k}`)) - 3_600_000_000;
+    const now = Number(await client.get(`${prefix}:tat:gc1h:{k}`)) - 3_600_000_000;
     expect({ now, within: now >= beforeUs && now <= afterUs }).toEqual({ now, within: true });
   });
 
