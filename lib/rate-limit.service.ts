@@ -156,10 +156,12 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
     return this.waiter.size;
   }
 
-  /** Calls still waiting in `waitToConsume` reject (an AbortError), so their timers do not hold the process open. */
-  onModuleDestroy(): void {
+  /** Calls still waiting in `waitToConsume` reject (an AbortError), so their timers do not hold the process open; units of local budgets go back. */
+  async onModuleDestroy(): Promise<void> {
     this.waiter.close(new DOMException('The rate limit module closed while the call waited', 'AbortError'));
+    // Units held go back before the module closes its client (each give-back bounded by the store's timeout).
     this.budgets?.clear();
+    await this.budgets?.settled();
   }
 
   /** What `consume` would decide now, recording nothing (marked `shadow: true` for a shadow rule). */
