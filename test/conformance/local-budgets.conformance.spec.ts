@@ -14,6 +14,7 @@ const RULES: RateLimitRulesConfig = {
     gcra: { limit: 1000, window: '1m', algorithm: 'gcra', localBudget: { maxUnits: 20, maxMs: '1s' } },
     small: { limit: 50, window: '1m', algorithm: 'fixed-window', localBudget: { maxUnits: 10, maxMs: '10s' } },
     perUser: { limit: 3, window: '1m', algorithm: 'fixed-window' },
+    tenant: { limit: 100, window: '1m', algorithm: 'fixed-window', overrides: true, localBudget: { maxUnits: 10, maxMs: '10s' } },
   },
 };
 const ALGORITHMS = ['fw', 'sw', 'tb', 'gcra'] as const;
@@ -169,6 +170,19 @@ describe.each(['redis', 'cluster', 'redis via node-redis 6', 'redis via GLIDE'] 
     // The old take's leftover went back when the rules changed: the store counts the 11 admitted, and no more than
     // the new take.
     expect(await counted('fw', 'reload')).toBeLessThanOrEqual(11 + 20);
+  });
+
+  it("takes a tracker's units under its override's limit, and reports that limit from units at hand", async () => {
+    const a = instance();
+    await a.overrides.set('tenant', 'acme', { limit: 20, ttlMs: '1h' });
+    expect(await consume(a, 'tenant', 'acme', 25)).toBe(20);
+    const local = await a.consume('other', 'tenant');
+    expect(local.limit).toBe(100);
+    expect(await consume(a, 'tenant', 'other', 10)).toBe(10);
+    expect((await a.consume('other', 'tenant')).limit).toBe(100);
+    a.budgets!.clear();
+    await a.budgets!.settled();
+    expect(await counted('tenant', 'acme')).toBe(20);
   });
 
   it('forgets a key it resets, with its units', async () => {
