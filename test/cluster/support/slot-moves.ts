@@ -81,6 +81,10 @@ export interface SlotMoves {
    * keeps the slot open before and after moving the keys, as a slot with many keys would.
    */
   migrateSlot(slot: number, to: number, holdMs: number): Promise<void>;
+  /** The first steps of `migrateSlot`: IMPORTING, MIGRATING, MIGRATE; the slot stays open, its keys on `to`. */
+  openSlot(slot: number, to: number): Promise<void>;
+  /** The last step of `migrateSlot`: SETSLOT NODE on `to`, the slot's old owner and the other masters. */
+  closeSlot(slot: number, to: number): Promise<void>;
   /** `redis-cli --cluster reshard`, non-interactive: the `count` lowest slots of `from` go to `to`. */
   reshard(from: number, to: number, count: number): Promise<string>;
   /** TRYAGAIN, ASK and MOVED replies the masters sent since the last `resetStats()`. */
@@ -114,6 +118,23 @@ export function useSlotMoves(): () => SlotMoves {
     await redis?.stop();
   }, HOOK_TIMEOUT_MS);
 
+  const markOpen = async (slot: number, from: number, to: number) => {
+    await admin.get(to)!.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', ids.get(from)!);
+    await admin.get(from)!.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', ids.get(to)!);
+  };
+  const moveKeys = async (slot: number, from: number, to: number) => {
+    for (;;) {
+      const keys = (await admin.get(from)!.call('CLUSTER', 'GETKEYSINSLOT', slot, 100)) as string[];
+      if (keys.length === 0) return;
+      await admin.get(from)!.call('MIGRATE', '127.0.0.1', to, '', 0, 5_000, 'KEYS', ...keys);
+    }
+  };
+  const assign = async (slot: number, from: number, to: number) => {
+    for (const port of [to, from, ...redis.ports.filter((p) => p !== to && p !== from)]) {
+      await admin.get(port)!.call('CLUSTER', 'SETSLOT', slot, 'NODE', ids.get(to)!);
+    }
+    await moves.waitAgreement(slot, to);
+  };
   const moves: SlotMoves = {
     get redis() {
       return redis;
@@ -148,19 +169,19 @@ export function useSlotMoves(): () => SlotMoves {
     },
     async migrateSlot(slot, to, holdMs) {
       const from = await moves.ownerOf(slot);
-      await admin.get(to)!.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', ids.get(from)!);
-      await admin.get(from)!.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', ids.get(to)!);
+      await markOpen(slot, from, to);
       await sleep(holdMs);
-      for (;;) {
-        const keys = (await admin.get(from)!.call('CLUSTER', 'GETKEYSINSLOT', slot, 100)) as string[];
-        if (keys.length === 0) break;
-        await admin.get(from)!.call('MIGRATE', '127.0.0.1', to, '', 0, 5_000, 'KEYS', ...keys);
-      }
+      await moveKeys(slot, from, to);
       await sleep(holdMs);
-      for (const port of [to, from, ...redis.ports.filter((p) => p !== to && p !== from)]) {
-        await admin.get(port)!.call('CLUSTER', 'SETSLOT', slot, 'NODE', ids.get(to)!);
-      }
-      await moves.waitAgreement(slot, to);
+      await assign(slot, from, to);
+    },
+    async openSlot(slot, to) {
+      const from = await moves.ownerOf(slot);
+      await markOpen(slot, from, to);
+      await moveKeys(slot, from, to);
+    },
+    async closeSlot(slot, to) {
+      await assign(slot, await moves.ownerOf(slot), to);
     },
     reshard(from, to, count) {
       const args = ['--cluster', 'reshard', `127.0.0.1:${redis.ports[0]}`, '--cluster-from', ids.get(from)!, '--cluster-to', ids.get(to)!];

@@ -2,6 +2,7 @@ import type { GlideClientLike, GlideClusterClientLike, GlideRoute, RedisArg } fr
 import { isNoScript, type LuaScript } from './redis-script.call.js';
 import calculateSlot from 'cluster-key-slot';
 import { LoadedScripts } from './loaded-scripts.js';
+import { resendWhileSlotMoves } from './slot-move.resend.js';
 import type { ClusterPrimary, RedisClientPort, WriteCorker } from './redis-client.port.js';
 
 /** GLIDE's `Decoder.String` (its enum's value): replies as strings whatever `defaultDecoder` the client has. */
@@ -16,14 +17,49 @@ interface GlideInternals {
   requestTimeout?: number;
 }
 
+/** What the adapter uses of GLIDE's `ClusterBatch`. */
+interface GlideBatch {
+  customCommand(args: RedisArg[]): unknown;
+}
+type GlideBatchClass = new (isAtomic: boolean) => GlideBatch;
+
+/** A GLIDE cluster client's `exec`, which the structural type leaves out. */
+interface GlideBatchRunner {
+  exec(batch: GlideBatch, raiseOnError: boolean, options: { route: GlideRoute; decoder: number }): Promise<unknown[] | null>;
+}
+
+let clusterBatch: Promise<GlideBatchClass | undefined> | undefined;
+let loadedBatch: GlideBatchClass | undefined;
+
 /**
- * Valkey GLIDE (`@valkey/valkey-glide`): `GlideClient` and `GlideClusterClient`, through `customCommand`. A script
- * goes as EVAL the first time this adapter sends it to the server (on a Cluster, to a slot: GLIDE shows no slot
- * table), as EVALSHA after, and as EVAL again after a NOSCRIPT (GLIDE words it "NoScriptError"): the first
- * decisions need no NOSCRIPT round trip, which GLIDE would also log as a WARN.
+ * GLIDE's `ClusterBatch`, loaded once, when a Cluster adapter is made: GLIDE is an optional peer, there when a GLIDE
+ * client was passed. Undefined if it cannot be loaded (script calls then go through `customCommand`).
+ */
+function loadClusterBatch(): Promise<GlideBatchClass | undefined> {
+  clusterBatch ??= import('@valkey/valkey-glide').then(
+    (module) => {
+      const found = module as { ClusterBatch?: GlideBatchClass; default?: { ClusterBatch?: GlideBatchClass } };
+      loadedBatch = found.ClusterBatch ?? found.default?.ClusterBatch;
+      return loadedBatch;
+    },
+    () => undefined,
+  );
+  return clusterBatch;
+}
+
+/**
+ * Valkey GLIDE (`@valkey/valkey-glide`): `GlideClient` and `GlideClusterClient`, through `customCommand` (and `exec`
+ * for a script call on a Cluster, below). A script goes as EVAL the first time this adapter sends it to the server
+ * (on a Cluster, to a slot: GLIDE shows no slot table), as EVALSHA after, and as EVAL again after a NOSCRIPT (GLIDE
+ * words it "NoScriptError"): the first decisions need no NOSCRIPT round trip, which GLIDE would also log as a WARN.
  * On a Cluster each command is routed to the primary of its first key's slot (`primarySlotKey`; `primarySlotId`
  * routes to the wrong node in GLIDE 2.5). GLIDE exposes no slot table, so `nodeOf` knows no node: a coalesced
  * batch is sent one call per script call, each routed by its key.
+ * On a Cluster a script call goes as a pipeline of one command (`ClusterBatch`, not atomic), which GLIDE sends with
+ * the ASKING before it when it follows an ASK (a lone command, among many, can reach the slot's new owner without
+ * it, and fail with a MOVED back to the old owner), and does not retry on TRYAGAIN (where a lone command waits
+ * out GLIDE's backoff, over a second). A call a node refused because its slot is moving (TRYAGAIN, MOVED, ASK: it
+ * ran nowhere) is sent again, paced and bounded (slot-move.resend.ts).
  */
 export class GlideAdapter implements RedisClientPort {
   readonly library = 'GLIDE';
@@ -32,6 +68,7 @@ export class GlideAdapter implements RedisClientPort {
 
   constructor(readonly client: GlideClientLike | GlideClusterClientLike, kind: 'client' | 'cluster') {
     this.isCluster = kind === 'cluster';
+    if (this.isCluster) void loadClusterBatch();
   }
 
   private send(firstKey: string | undefined, args: RedisArg[]): Promise<unknown> {
@@ -42,17 +79,23 @@ export class GlideAdapter implements RedisClientPort {
     return this.client.customCommand(args, { decoder: DECODE_STRINGS });
   }
 
-  async runScript<Reply>(script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<Reply> {
+  runScript<Reply>(script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<Reply> {
     const args = new Array<string>(3 + keys.length + argv.length);
     const place = this.isCluster && keys.length > 0 ? String(calculateSlot(keys[0])) : '';
-    const evalFirst = !this.loaded.knownOrMark(place, script.sha);
-    args[0] = evalFirst ? 'EVAL' : 'EVALSHA';
-    args[1] = evalFirst ? script.source : script.sha;
     args[2] = String(keys.length);
     for (let i = 0; i < keys.length; i++) args[3 + i] = keys[i];
     for (let i = 0; i < argv.length; i++) args[3 + keys.length + i] = String(argv[i]);
+    const sent = this.sendScript<Reply>(script, place, keys[0], args);
+    return this.isCluster ? resendWhileSlotMoves(sent, () => this.sendScript<Reply>(script, place, keys[0], args)) : sent;
+  }
+
+  /** `args` as EVAL the first time, else as EVALSHA and again as EVAL after a NOSCRIPT. */
+  private async sendScript<Reply>(script: LuaScript, place: string, firstKey: string | undefined, args: string[]): Promise<Reply> {
+    const evalFirst = !this.loaded.knownOrMark(place, script.sha);
+    args[0] = evalFirst ? 'EVAL' : 'EVALSHA';
+    args[1] = evalFirst ? script.source : script.sha;
     try {
-      return (await this.send(keys[0], args)) as Reply;
+      return (await this.sendScriptCommand(firstKey, args)) as Reply;
     } catch (error) {
       if (evalFirst || !isNoScript(error)) throw error;
       // NOSCRIPT: the script did not run; its source goes to the same node (routed by the same key).
@@ -60,8 +103,21 @@ export class GlideAdapter implements RedisClientPort {
       this.loaded.knownOrMark(place, script.sha);
       args[0] = 'EVAL';
       args[1] = script.source;
-      return (await this.send(keys[0], args)) as Reply;
+      return (await this.sendScriptCommand(firstKey, args)) as Reply;
     }
+  }
+
+  /** On a Cluster, `args` as a pipeline of one command routed by `firstKey`; else (or without ClusterBatch) as `send`. */
+  private async sendScriptCommand(firstKey: string | undefined, args: RedisArg[]): Promise<unknown> {
+    if (!this.isCluster || firstKey === undefined) return this.send(firstKey, args);
+    const Batch = loadedBatch ?? (await loadClusterBatch());
+    if (Batch === undefined) return this.send(firstKey, args);
+    const batch = new Batch(false);
+    batch.customCommand(args);
+    const route: GlideRoute = { type: 'primarySlotKey', key: firstKey };
+    // raiseOnError: the command's error is thrown, as customCommand throws it.
+    const replies = await (this.client as unknown as GlideBatchRunner).exec(batch, true, { route, decoder: DECODE_STRINGS });
+    return replies?.[0];
   }
 
   async time(): Promise<[string, string]> {

@@ -2,6 +2,7 @@ import type { NodeRedisClientLike, NodeRedisClusterLike, NodeRedisCommandOptions
 import { isNoScript, type LuaScript } from './redis-script.call.js';
 import calculateSlot from 'cluster-key-slot';
 import { LoadedScripts } from './loaded-scripts.js';
+import { resendWhileSlotMoves } from './slot-move.resend.js';
 import type { ClusterPrimary, RedisClientPort, WriteCorker } from './redis-client.port.js';
 
 /**
@@ -34,7 +35,9 @@ interface NodeRedisClusterNodes {
  * node-redis 5 and 6 (the `redis` package): `createClient()`, `createCluster()` and `createSentinel()`. Commands go
  * through `sendCommand` (node-redis pipelines those of one turn into one write by itself): a script as EVAL the
  * first time it goes to a server (node, on a Cluster), as EVALSHA after, and as EVAL again after a NOSCRIPT; on a
- * Cluster routed by the script's first key, so the resend reaches the same node.
+ * Cluster routed by the script's first key, so the resend reaches the same node. A call a Cluster node refused
+ * because its slot is moving (TRYAGAIN, which node-redis does not retry, or a redirection past its own budget) is
+ * sent again, bounded (slot-move.resend.ts).
  * `sendCommand` does not apply node-redis 6's `keyPrefix`: the adapter puts it before each key, as `eval()` would.
  */
 export class NodeRedisAdapter implements RedisClientPort {
@@ -68,12 +71,19 @@ export class NodeRedisAdapter implements RedisClientPort {
     return this.client as unknown as NodeRedisInternals;
   }
 
-  async runScript<Reply>(script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<Reply> {
+  runScript<Reply>(script: LuaScript, keys: readonly string[], argv: readonly (string | number)[]): Promise<Reply> {
     const args = new Array<string>(3 + keys.length + argv.length);
     args[2] = String(keys.length);
     for (let i = 0; i < keys.length; i++) args[3 + i] = this.prefix + keys[i];
     for (let i = 0; i < argv.length; i++) args[3 + keys.length + i] = String(argv[i]);
     const firstKey = args[3];
+    const sent = this.sendScript<Reply>(script, firstKey, args);
+    // node-redis follows MOVED and ASK, but not TRYAGAIN (a multi-key call meeting a slot in mid-migration).
+    return this.isCluster ? resendWhileSlotMoves(sent, () => this.sendScript<Reply>(script, firstKey, args)) : sent;
+  }
+
+  /** `args` (EVALSHA's or EVAL's after the first two) as EVALSHA where the script is known, else or after a NOSCRIPT as EVAL. */
+  private async sendScript<Reply>(script: LuaScript, firstKey: string | undefined, args: string[]): Promise<Reply> {
     const place = this.placeOf(firstKey);
     const known = this.loaded.knownOrMark(place, script.sha);
     args[0] = known ? 'EVALSHA' : 'EVAL';
