@@ -26,7 +26,6 @@ import { RateLimitWaiter } from './waiting/rate-limit.waiter.js';
 import { checkWaitOptions, type RateLimitWaitOptions } from './waiting/wait-options.js';
 import { RateLimitOverrides } from './overrides/rate-limit.overrides.js';
 import { LocalBudgets, usesLocalBudget } from './budgets/local-budgets.js';
-import { monotonic } from './stores/monotonic.clock.js';
 import { ThrottledLog } from './observability/throttled.logger.js';
 
 /**
@@ -94,7 +93,7 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
     if (store.budgets && !this.syncStore) {
       const log = new ThrottledLog(SERVICE_LOGGER);
       this.budgets = new LocalBudgets(store, store.budgets, {
-        clock: settings.clock ?? monotonic,
+        clock: settings.clock,
         onError: (error, op) => log.error(`A local budget's ${op === 'lease' ? 'take' : 'give-back'} failed: ${error.message}`),
       });
     }
@@ -337,7 +336,8 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
   /**
    * Every decision's route to the store: the rules in force, then any shadow rule (shadow/shadow-mode.decider.ts); one
    * rule alone by the store's single-rule path, several all-or-nothing. The memory store decides synchronously, with
-   * no promise in between; `started` (performance.now() when the decision began, if observed) is its clock read.
+   * no promise in between, and so do units at hand of a rule with `localBudget` (budgets/); `started`
+   * (performance.now() when the decision began, if observed; else 0) is their clock read.
    * `then`, given the decision, is applied in the same promise: every request's path, kept to one promise and turn.
    */
   private run(entries: readonly RuleKey[], defaultCost: number, started?: number): Promise<MultiDecision>;
@@ -354,7 +354,10 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
           this.budgets.clear();
           this.budgetsVersion = this.policies.version;
         }
-        const decided = this.budgets.decide(entries, defaultCost);
+        // A one-rule request with units at hand: decided here, with no promise in between (the hot path).
+        const local = entries.length === 1 ? this.budgets.spendAlone(entries[0], defaultCost, started || undefined) : undefined;
+        if (local) return Promise.resolve(done ? done(local) : local);
+        const decided = this.budgets.decide(entries, defaultCost, entries.length === 1);
         return done ? decided.then(done) : decided;
       }
       if (this.syncStore) {

@@ -3,14 +3,15 @@ import type { Clock } from '../interfaces/clock.interface.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
+import { monotonic, monotonicAt } from '../stores/monotonic.clock.js';
 import { KeyBudget } from './key-budget.js';
 
 /** Trackers this instance keeps a budget (or a rate) for, every rule together; past it the oldest is forgotten. */
 export const DEFAULT_BUDGET_KEYS = 10_000;
 
 export interface LocalBudgetsOptions {
-  /** The budgets' clock, in ms: the decisions' clock when one is injected, else a monotonic one. */
-  clock: Clock;
+  /** The budgets' clock, in ms, when the decisions' clock is injected; else the monotonic one (stores/monotonic.clock.ts). */
+  clock?: Clock;
   /** Trackers kept, every rule together. @default 10,000 */
   maxKeys?: number;
   /** Told of a take or give-back that failed (nobody waits for either). */
@@ -31,6 +32,8 @@ export class LocalBudgets {
   /** Takes and give-backs not landed yet. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly clock: Clock;
+  /** Whether `clock` is the monotonic one, which a caller's performance.now() reading gives at no cost. */
+  private readonly onMonotonic: boolean;
   private readonly maxKeys: number;
 
   constructor(
@@ -38,16 +41,31 @@ export class LocalBudgets {
     private readonly budgets: BudgetStore,
     private readonly options: LocalBudgetsOptions,
   ) {
-    this.clock = options.clock;
+    this.clock = options.clock ?? monotonic;
+    this.onMonotonic = options.clock === undefined;
     this.maxKeys = options.maxKeys ?? DEFAULT_BUDGET_KEYS;
   }
 
-  /** Decides a request some of whose rules have `localBudget`: all-or-nothing, as the store's `consumeAll`. */
-  decide(entries: readonly RuleKey[], defaultCost: number): Promise<MultiDecision> {
+  /**
+   * A request of one rule with `localBudget`, decided from units at hand, with no promise: the hot path. Undefined
+   * when the store must decide it: then `decide(entries, defaultCost, true)`. `performanceNow`: performance.now()
+   * read by the caller just before, if it has one (a clock read less).
+   */
+  spendAlone(entry: RuleKey, defaultCost: number, performanceNow?: number): MultiDecision | undefined {
+    const now = this.onMonotonic && performanceNow !== undefined ? monotonicAt(performanceNow) : this.clock();
+    const local = this.spend(entry.key, entry.rule, entry.cost ?? defaultCost, now);
+    return local ? { allowed: true, decisions: [local] } : undefined;
+  }
+
+  /**
+   * Decides a request some of whose rules have `localBudget`: all-or-nothing, as the store's `consumeAll`.
+   * `triedAlone`: `spendAlone` found no units for this one-rule request, so the store decides it.
+   */
+  decide(entries: readonly RuleKey[], defaultCost: number, triedAlone = false): Promise<MultiDecision> {
     const now = this.clock();
     if (entries.length === 1) {
       const { key, rule, cost = defaultCost } = entries[0];
-      const local = this.spend(key, rule, cost, now);
+      const local = triedAlone ? undefined : this.spend(key, rule, cost, now);
       if (local) return Promise.resolve({ allowed: true, decisions: [local] });
       return this.store.consume(key, rule, cost).then(alone);
     }

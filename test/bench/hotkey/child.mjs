@@ -1,7 +1,8 @@
 // One app process of the hot-key bench: a Nest application context on the BUILT package, deciding on one key through
 // RateLimitService.decide (the guard's path) against the Redis (or Cluster) given in argv. Says "ready", then takes one
-// JSON command per line on stdin: { rule, key, inFlight, warmupMs, measureMs, windowMs, witness } runs `inFlight` loops
-// that each decide, then yield to the event loop (as requests arriving from sockets do), and prints one JSON line:
+// JSON command per line on stdin: { rule, key, inFlight, startAt, warmupMs, measureMs, windowMs, witness, yieldEach }
+// runs `inFlight` loops that each decide, then (`yieldEach`) yield to the event loop, as requests arriving from
+// sockets do, or else go on at once, as the store bench's closed loops do; and prints one JSON line:
 // decisions, admitted, refused, degraded and errors counted in the measured period, the process's CPU (µs), and
 // with `witness` the admissions per window of `windowMs` (epoch-aligned, as the fixed window's), each placed by its
 // own clock reads before and after its decision (Date.now, the clock Redis's TIME reads on this host): those whose
@@ -24,7 +25,7 @@ const app = await NestFactory.createApplicationContext(HotKeyModule, { logger: [
 const limits = app.get(RateLimitService);
 const yieldTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-async function run({ rule, key, inFlight, startAt, warmupMs, measureMs, windowMs, witness }) {
+async function run({ rule, key, inFlight, startAt, warmupMs, measureMs, windowMs, witness, yieldEach = true }) {
   const entries = [{ key, rule: limits.rule(rule) }];
   // Every process starts at the same instant.
   if (startAt > Date.now()) await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
@@ -40,6 +41,8 @@ async function run({ rule, key, inFlight, startAt, warmupMs, measureMs, windowMs
     for (;;) {
       const before = Date.now();
       if (before >= until) return;
+      // Read here, not by a timer: a loop that does not yield never lets one fire.
+      if (cpuFrom === undefined && before >= measureFrom) cpuFrom = process.cpuUsage();
       let result;
       try {
         result = await limits.decide(entries);
@@ -61,12 +64,9 @@ async function run({ rule, key, inFlight, startAt, warmupMs, measureMs, windowMs
         if (first === last) definite.set(first, (definite.get(first) ?? 0) + 1);
         else straddling.push([before, after]);
       }
-      await yieldTurn();
+      if (yieldEach) await yieldTurn();
     }
   }
-  setTimeout(() => {
-    cpuFrom = process.cpuUsage();
-  }, Math.max(0, measureFrom - Date.now()));
   await Promise.all(Array.from({ length: inFlight }, loop));
   const cpu = process.cpuUsage(cpuFrom);
   return { ...counts, cpuUs: cpu.user + cpu.system, definite: [...definite], straddling, budgets: limits.budgets?.size ?? 0 };
