@@ -64,6 +64,10 @@ ALGORITHMS['sl'] = {
       end
       return true, r.limit - count - cost, at + r.window - now, 0
     end
+    -- More than the limit in force (an override's, cut below the cost): no wait lets it through.
+    if cost > r.limit then
+      return false, r.limit - count, newest[1] and (newest[2] + r.window - now) or 0, -1
+    end
     -- Refused: wait until the oldest (count + cost - limit) entries have left the window.
     local rank = count + cost - r.limit - 1
     local freeing = rcall('ZRANGE', r.key, rank, rank, 'WITHSCORES')

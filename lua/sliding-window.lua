@@ -221,6 +221,10 @@ ALGORITHMS['sw'] = {
       end
       return true, limit - total - cost, newest + window - now, 0
     end
+    -- More than the limit in force (an override's, cut below the cost): no wait lets it through.
+    if cost > limit then
+      return false, limit - total, newest and (newest + window - now) or 0, -1
+    end
     -- Refused: cells leave the window oldest first; wait until enough units have left with them.
     local need, freed = total + cost - limit, 0
     for _, c in ipairs(sw_live(r, now, flat, base)) do

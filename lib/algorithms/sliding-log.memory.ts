@@ -21,6 +21,8 @@ export const slidingLogMemory: MemoryAlgorithm<number[]> = {
       if (cost === 0) return answer(out, true, r.limit - count, newest === undefined ? 0 : newest + r.window - now, 0);
       return answer(out, true, r.limit - count - cost, at + r.window - now, 0);
     }
+    // More than the limit in force (an override's, cut below the cost): no wait lets it through.
+    if (cost > r.limit) return answer(out, false, r.limit - count, newest === undefined ? 0 : newest + r.window - now, -1);
     const freeing = log[count + cost - r.limit - 1];
     return answer(out, false, r.limit - count, (newest as number) + r.window - now, freeing + r.window - now);
   },

@@ -51,6 +51,8 @@ export const slidingWindowMemory: MemoryAlgorithm<Cells> = {
       }
       return answer(out, true, r.limit - total - cost, newest + r.window - now, 0);
     }
+    // More than the limit in force (an override's, cut below the cost): no wait lets it through.
+    if (cost > r.limit) return answer(out, false, r.limit - total, newest === undefined ? 0 : newest + r.window - now, -1);
     return refused(out, held ?? new Map<number, number>(), r, now, total, cost, newest as number);
   },
   refund(entry, r, now, cost) {

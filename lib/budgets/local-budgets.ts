@@ -133,8 +133,9 @@ export class LocalBudgets {
   /** Takes units ahead for a hot key, in the background; nobody waits for it. */
   private take(key: string, rule: RateLimitRule, budget: KeyBudget, now: number): void {
     const { maxUnits, maxMs } = rule.localBudget!;
-    const units = budget.want(maxUnits);
-    if (units === 0) return;
+    // Never more than the limit in force, once a take has said what it is (an override may have cut it).
+    const units = budget.limit > 0 ? Math.min(budget.want(maxUnits), budget.limit) : budget.want(maxUnits);
+    if (units < 2) return;
     budget.taking = true;
     let taken;
     try {
@@ -150,6 +151,7 @@ export class LocalBudgets {
           return;
         }
         if (grant.units === 0) {
+          if (!grant.decision.degraded) budget.limit = grant.decision.limit;
           // Refused (the budget is nearly spent: exact decisions from here, which a window's end or a wait frees) or
           // decided by the failure policy (the store is down).
           const wait = grant.decision.retryAfterMs > 0 ? grant.decision.retryAfterMs : maxMs;

@@ -66,6 +66,20 @@ describe.each(['memory', 'redis', 'cluster'] satisfies StoreKind[])('per-key ove
     expect(await rateLimit.consume('acme', 'sw')).toMatchObject({ allowed: true, limit: huge, remaining: huge - 1 });
   });
 
+  it.each([
+    ['sliding-window', 'sw'],
+    ['sliding-log', 'log'],
+  ])('refuses a cost above a cut limit with no wait that lets it through, on an empty or a counted key (%s)', async (_algorithm, rule) => {
+    const rateLimit = service();
+    await rateLimit.overrides.set(rule, 'small', { limit: 1, ttlMs: '1h' });
+    // Once threw in the Lua (no newest cell, no entry to wait for) and reported NaN waits in memory.
+    expect(await rateLimit.consume('small', rule, 2)).toEqual({ allowed: false, limit: 1, remaining: 1, resetAfterMs: 0, retryAfterMs: -1 });
+    expect((await rateLimit.consume('small', rule)).allowed).toBe(true);
+    const counted = await rateLimit.consume('small', rule, 2);
+    expect(counted).toMatchObject({ allowed: false, limit: 1, remaining: 0, retryAfterMs: -1 });
+    expect(counted.resetAfterMs).toBeGreaterThan(0);
+  });
+
   it('refuses past a cut limit', async () => {
     const rateLimit = service();
     await rateLimit.overrides.set('api', 'noisy', { limit: 1, ttlMs: '1h' });
