@@ -10,7 +10,7 @@ import type { RateLimitRule } from './interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from './interfaces/store.interface.js';
 import type { RateLimitMetrics } from './interfaces/metrics.interface.js';
 import type { RejectionAudit } from './observability/rejection.audit.js';
-import { DecisionObserver } from './observability/decision.observer.js';
+import { DecisionObserver, MEMORY_DURATION_SAMPLE } from './observability/decision.observer.js';
 import type { OpenTelemetryParts } from './observability/open-telemetry.loader.js';
 import { RATE_LIMIT_AUDIT, RATE_LIMIT_LEASE_STORE, RATE_LIMIT_METRICS, RATE_LIMIT_OPEN_TELEMETRY, RATE_LIMIT_SETTINGS, RATE_LIMIT_STORE } from './interfaces/rate-limit.constants.js';
 import { RateLimitExceededException } from './http/rate-limit.exception.js';
@@ -87,7 +87,7 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
     this.leases = leases ?? new MemoryLeaseStore({ keyPrefix: settings.keyPrefix, clock: settings.clock });
     if (Object.getPrototypeOf(store) === MemoryStore.prototype) this.syncStore = store as MemoryStore;
     if (settings.blockCacheKeys > 0 && !this.syncStore) this.blockCache = new LocalBlockCache(settings.blockCacheKeys, settings.clock, settings.blockCacheBytes);
-    this.observer = new DecisionObserver(settings, metrics, audit, openTelemetry?.spans);
+    this.observer = new DecisionObserver(settings, metrics, audit, openTelemetry?.spans, this.syncStore ? MEMORY_DURATION_SAMPLE : 1);
     this.blockCacheVersion = policies.version;
     this.budgetsVersion = policies.version;
     if (store.budgets && !this.syncStore) {

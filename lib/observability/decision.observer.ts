@@ -10,37 +10,69 @@ import type { RejectionAudit } from './rejection.audit.js';
 import type { DecisionSpans } from './decision.spans.js';
 import { decisionResult } from './decision.result.js';
 
+/** `performance`, read once: the global is a getter in Node 20, which cost a decision about 400 instructions per read. */
+const perf = performance;
+
+/**
+ * The memory store's decisions timed for the duration metric: one in this many (hooks still get every duration).
+ * Two clock reads cost more than the rest of such a decision.
+ */
+export const MEMORY_DURATION_SAMPLE = 16;
+
 /** Tells metrics, the audit trail, the active span and the user's hooks about every decision the module makes. */
 export class DecisionObserver {
   /**
-   * Whether anyone reads a decision's duration (the metrics or a hook): when not, the caller passes 0 as
-   * `started` and neither end of the decision reads the clock.
+   * Whether anyone reads a decision's duration (the metrics or a hook): when not, `start()` returns 0 and
+   * neither end of the decision reads the clock.
    */
   readonly timed: boolean;
+  /** Decisions timed: every one, or one in `sampleEvery` when only the duration metric reads it (see the constructor). */
+  private readonly sampleEvery: number;
+  /** Decisions untimed since the last one timed. */
+  private untimed: number;
 
+  /**
+   * `sampleEvery`: when only the metrics read the duration (no onDecision / onRejected hook), time one decision in
+   * this many, the first included (the memory store's, which cost less than the two clock reads): the duration
+   * histogram then holds a sample of them. Hooks, when set, get every decision's duration.
+   */
   constructor(
     private readonly settings: Pick<RateLimitSettings, 'onDecision' | 'onRejected'>,
     private readonly metrics?: RateLimitMetrics,
     private readonly audit?: RejectionAudit | null,
-    /** OpenTelemetry span attributes, when on: off, a decision pays one check. */
-    private readonly spans?: DecisionSpans,
+    /** OpenTelemetry span attributes, when on (chosen here once: off, `observe` has no step for them). */
+    spans?: DecisionSpans,
+    sampleEvery = 1,
   ) {
-    this.timed = (metrics !== undefined && metrics !== NO_METRICS) || settings.onDecision !== undefined || settings.onRejected !== undefined;
+    const hooked = settings.onDecision !== undefined || settings.onRejected !== undefined;
+    this.timed = (metrics !== undefined && metrics !== NO_METRICS) || hooked;
+    this.sampleEvery = hooked ? 1 : sampleEvery;
+    // The first decision is timed, so that the duration metric has a point from the start.
+    this.untimed = this.sampleEvery - 1;
+    if (spans) this.observe = traced(this.observe, spans);
   }
 
-  /** The `started` to pass to `observe`: performance.now() when the duration is read, else 0 (no clock read). */
+  /**
+   * The `started` to pass to `observe`: performance.now() when this decision's duration is read, else 0 (no clock
+   * read, and no duration recorded).
+   */
   start(): number {
-    return this.timed ? performance.now() : 0;
+    if (!this.timed) return 0;
+    if (this.sampleEvery > 1) {
+      if (++this.untimed < this.sampleEvery) return 0;
+      this.untimed = 0;
+    }
+    return perf.now();
   }
 
   /**
    * Metrics, span attributes, hooks and the audit trail, for every decision the module makes. `defaultCost`: the
    * units of an entry that names none (the call's `cost`), for the utilisation of a refused request. `started`:
-   * from `start()`, once per request (the duration is the request's, whatever its number of rules).
+   * from `start()`, once per request (the duration is the request's, whatever its number of rules); 0: not timed.
    */
   observe(entries: readonly RuleKey[], result: MultiDecision, started: number, fromBlockCache: boolean, defaultCost = 1): void {
     const { onDecision, onRejected } = this.settings;
-    const durationMs = this.timed ? performance.now() - started : 0;
+    const durationMs = started > 0 ? perf.now() - started : 0;
     const metrics = this.metrics;
     // Whether a shadow rule refused: the request was admitted all the same, but hooks and the audit hear of it.
     let shadowRefused = false;
@@ -61,8 +93,7 @@ export class DecisionObserver {
         metrics.utilization(entries[i].rule.name, used / d.limit);
       }
     }
-    metrics?.duration(durationMs / 1000);
-    this.spans?.record(entries, result, shadowRefused);
+    if (started > 0) metrics?.duration(durationMs / 1000);
     // The store's refusal is recorded; the cache's repeats of it would cost a Redis write each, in a flood.
     const refused = !result.allowed || shadowRefused;
     if (refused && this.audit && !fromBlockCache) {
@@ -91,4 +122,18 @@ export class DecisionObserver {
     if (!decision.allowed) noteRefusal(decision, rule, false);
     return decision;
   }
+}
+
+/**
+ * `observe` with the decision's span attributes first, for a module with OpenTelemetry's spans on; off, the
+ * observer keeps its own `observe`, with no step for them.
+ */
+function traced(observe: DecisionObserver['observe'], spans: DecisionSpans): DecisionObserver['observe'] {
+  return function (this: DecisionObserver, entries, result, started, fromBlockCache, defaultCost) {
+    // Whether a shadow rule refused (the request was not refused for it), as `observe` finds it.
+    let shadowRefused = false;
+    for (let i = 0; i < result.decisions.length; i++) if (!result.decisions[i].allowed && result.decisions[i].shadow) shadowRefused = true;
+    spans.record(entries, result, shadowRefused);
+    observe.call(this, entries, result, started, fromBlockCache, defaultCost);
+  };
 }

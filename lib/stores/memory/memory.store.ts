@@ -72,7 +72,7 @@ export class MemoryStore implements RateLimitStore {
    * `consumeAll`, decided synchronously: what RateLimitService.decide calls, with no promise in between.
    * `performanceNow`: what `performance.now()` returned just before, if the caller read it (to time the decision):
    * the instant of the decision when this store runs on the default clock, which then is not read again (a clock
-   * read is a sixth of a decision).
+   * read is a sixth of a decision). 0 or undefined: not read (the caller did not time this decision).
    */
   consumeAllNow(entries: readonly RuleKey[], cost = 1, performanceNow?: number): MultiDecision {
     if (entries.length === 1) {
@@ -138,7 +138,7 @@ export class MemoryStore implements RateLimitStore {
 
   /** Now in µs on this store's clock; `performanceNow` (see consumeAllNow) stands for a read of the default clock. */
   private now(performanceNow?: number): number {
-    return Math.floor((performanceNow !== undefined && this.clock === monotonic ? monotonicAt(performanceNow) : this.clock()) * 1000);
+    return Math.floor((performanceNow! > 0 && this.clock === monotonic ? monotonicAt(performanceNow!) : this.clock()) * 1000);
   }
 
   /** driver.lua for one rule: the lockout, the check that charges, and a lockout started by a refusal. */

@@ -13,13 +13,16 @@
 // active around the loop by the AsyncLocalStorage context manager), module-otel-metrics (module, plus OpenTelemetry's
 // metrics only), context (the same request, response and context built, no guard: subtract it from guard), rlf
 // (rate-limiter-flexible RateLimiterMemory.consume). Admit-all (limit 1e7 per minute, 10,000 keys), fixed window.
+// bare-refuse, module-refuse, rlf-refuse: the same, nearly all refused (limit 1 per hour: the warm-up's first pass
+// takes every key's unit, so every measured decision is a refusal; each subject maps its answer to true / false in
+// one `then`, as the store bench does, RLF's refusal being a rejection).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const SUBJECTS = ['bare', 'module', 'module-otel', 'module-otel-metrics', 'guard', 'context', 'rlf'];
+const SUBJECTS = ['bare', 'module', 'module-otel', 'module-otel-metrics', 'guard', 'context', 'rlf', 'bare-refuse', 'module-refuse', 'rlf-refuse'];
 const here = fileURLToPath(import.meta.url);
 
 if (process.argv[2] === '--child') {
@@ -106,6 +109,7 @@ async function inActiveSpan(fn) {
 
 async function subjectCall(subject) {
   const lib = await import('../../../dist/index.js');
+  if (subject.endsWith('-refuse')) return refusingCall(lib, subject.slice(0, -'-refuse'.length));
   const rule = lib.defineRule({ algorithm: 'fixed-window', limit: 10_000_000, window: 60_000 }, 'bench');
   if (subject === 'bare') {
     const store = new lib.MemoryStore();
@@ -116,19 +120,8 @@ async function subjectCall(subject) {
     const limiter = new RateLimiterMemory({ points: 10_000_000, duration: 60 });
     return (key) => limiter.consume(key);
   }
-  await import('reflect-metadata');
-  const { NestFactory } = await import('@nestjs/core');
-  const { default: promClient } = await import('prom-client');
-  const options = { store: 'memory', metrics: { registry: new promClient.Registry() }, defaultRule: { algorithm: 'fixed-window', limit: 10_000_000, window: 60_000 } };
-  if (subject.startsWith('module-otel')) {
-    await openTelemetrySdk();
-    options.openTelemetry = subject === 'module-otel' ? true : { spanAttributes: false };
-  }
-  const app = await NestFactory.createApplicationContext(lib.RateLimitModule.forRoot(options), { logger: ['error'] });
-  if (subject.startsWith('module')) {
-    const service = app.get(lib.RateLimitService);
-    return (key) => service.decide([{ key, rule }]);
-  }
+  const { service, app } = await moduleService(lib, subject);
+  if (subject.startsWith('module')) return (key) => service.decide([{ key, rule }]);
   if (subject !== 'guard' && subject !== 'context') throw new Error(`Unknown subject ${subject}: one of ${SUBJECTS.join(', ')}`);
   const { Reflector } = await import('@nestjs/core');
   const { ExecutionContextHost } = await import('@nestjs/core/helpers/execution-context-host.js');
@@ -149,4 +142,36 @@ async function subjectCall(subject) {
     context.setType('http');
     return subject === 'guard' ? guard.canActivate(context) : Promise.resolve(true);
   };
+}
+
+/** The module in an application context, memory store, metrics on (and OpenTelemetry for the module-otel subjects). */
+async function moduleService(lib, subject) {
+  await import('reflect-metadata');
+  const { NestFactory } = await import('@nestjs/core');
+  const { default: promClient } = await import('prom-client');
+  const options = { store: 'memory', metrics: { registry: new promClient.Registry() }, defaultRule: { algorithm: 'fixed-window', limit: 10_000_000, window: 60_000 } };
+  if (subject.startsWith('module-otel')) {
+    await openTelemetrySdk();
+    options.openTelemetry = subject === 'module-otel' ? true : { spanAttributes: false };
+  }
+  const app = await NestFactory.createApplicationContext(lib.RateLimitModule.forRoot(options), { logger: ['error'] });
+  return { app, service: app.get(lib.RateLimitService) };
+}
+
+/** The refusing subjects: limit 1 per hour (an hour, so that no window ends in a run however slow callgrind makes it). */
+async function refusingCall(lib, subject) {
+  const rule = lib.defineRule({ algorithm: 'fixed-window', limit: 1, window: 3_600_000 }, 'bench');
+  const allowedOf = (decision) => decision.allowed;
+  if (subject === 'bare') {
+    const store = new lib.MemoryStore();
+    return (key) => store.consume(key, rule).then(allowedOf);
+  }
+  if (subject === 'rlf') {
+    const { RateLimiterMemory } = await import('rate-limiter-flexible');
+    const limiter = new RateLimiterMemory({ points: 1, duration: 3_600 });
+    return (key) => limiter.consume(key).then(() => true, () => false);
+  }
+  if (subject !== 'module') throw new Error(`Unknown subject ${subject}-refuse: one of ${SUBJECTS.join(', ')}`);
+  const { service } = await moduleService(lib, subject);
+  return (key) => service.decide([{ key, rule }]).then(allowedOf);
 }
