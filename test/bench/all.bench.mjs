@@ -31,6 +31,7 @@ const BENCHES = [
   { file: 'http.bench.mjs', report: 'http.md', about: 'HTTP req/s through the Nest guard on Express and Fastify, vs no guard and @nestjs/throttler, interleaved rounds' },
   { file: 'resilience.bench.mjs', report: 'resilience.md', about: 'decision latency with Redis stalled or killed, breaker on/off; Redis calls saved by the block cache' },
   { file: 'acquire.bench.mjs', report: 'acquire.md', about: 'waitToConsume from 4 processes x 50 waiters on one key: rate per second against 100/s (and 100/s + 5,000/min), never above it, ordering across processes' },
+  { file: 'hotkey.bench.mjs', report: 'hotkey.md', about: 'one hot key from 4 app processes, exact against local budgets (localBudget), on one redis-server and a 3-master cluster: decisions/s, Redis CPU, admissions per window never above the limit, shortfall within the bound' },
   {
     file: 'callgrind/instructions.bench.mjs',
     name: 'callgrind',
