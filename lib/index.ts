@@ -1,7 +1,8 @@
 export type { Decision, MultiDecision } from './interfaces/decision.interface.js';
 export type { Clock } from './interfaces/clock.interface.js';
-export type { AfterLockout, Duration, EscalatingLockoutOptions, FailurePolicy, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions, WindowAlgorithm } from './interfaces/rule.interface.js';
+export type { AfterLockout, Duration, EscalatingLockoutOptions, FailurePolicy, LocalBudgetOptions, RateLimitAlgorithm, RateLimitRule, RateLimitRuleOptions, WindowAlgorithm } from './interfaces/rule.interface.js';
 export type { RateLimitStore, RuleKey } from './interfaces/store.interface.js';
+export type { BudgetGrant, BudgetStore } from './interfaces/budget.interface.js';
 export type { IoRedisClientLike, IoRedisClusterLike, NodeRedisClientLike, NodeRedisClusterLike, NodeRedisSentinelLike, RedisClientLike } from './interfaces/redis-client.interface.js';
 export type {
   RateLimitClusterOptions,
