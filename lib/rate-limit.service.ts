@@ -357,7 +357,7 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
         // A one-rule request with units at hand: decided here, with no promise in between (the hot path).
         const local = entries.length === 1 ? this.budgets.spendAlone(entries[0], defaultCost, started || undefined) : undefined;
         if (local) return Promise.resolve(done ? done(local) : local);
-        const decided = this.budgets.decide(entries, defaultCost, entries.length === 1);
+        const decided = this.budgets.decide(entries, defaultCost);
         return done ? decided.then(done) : decided;
       }
       if (this.syncStore) {

@@ -48,8 +48,8 @@ export class LocalBudgets {
 
   /**
    * A request of one rule with `localBudget`, decided from units at hand, with no promise: the hot path. Undefined
-   * when the store must decide it: then `decide(entries, defaultCost, true)`. `performanceNow`: performance.now()
-   * read by the caller just before, if it has one (a clock read less).
+   * when the store must decide it: then `decide`. `performanceNow`: performance.now() read by the caller just before,
+   * if it has one (a clock read less).
    */
   spendAlone(entry: RuleKey, defaultCost: number, performanceNow?: number): MultiDecision | undefined {
     const now = this.onMonotonic && performanceNow !== undefined ? monotonicAt(performanceNow) : this.clock();
@@ -58,17 +58,15 @@ export class LocalBudgets {
   }
 
   /**
-   * Decides a request some of whose rules have `localBudget`: all-or-nothing, as the store's `consumeAll`.
-   * `triedAlone`: `spendAlone` found no units for this one-rule request, so the store decides it.
+   * Decides a request some of whose rules have `localBudget`, all-or-nothing, as the store's `consumeAll`. A one-rule
+   * request comes here only once `spendAlone` found no units for it: the store decides it.
    */
-  decide(entries: readonly RuleKey[], defaultCost: number, triedAlone = false): Promise<MultiDecision> {
-    const now = this.clock();
+  decide(entries: readonly RuleKey[], defaultCost: number): Promise<MultiDecision> {
     if (entries.length === 1) {
       const { key, rule, cost = defaultCost } = entries[0];
-      const local = triedAlone ? undefined : this.spend(key, rule, cost, now);
-      if (local) return Promise.resolve({ allowed: true, decisions: [local] });
       return this.store.consume(key, rule, cost).then(alone);
     }
+    const now = this.clock();
     // Rules with units at hand are charged here first, and given them back if the others refuse.
     const decisions: (Decision | undefined)[] = new Array(entries.length);
     const spent: [KeyBudget, number][] = [];
