@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { Decoder, GlideClient } from '@valkey/valkey-glide';
 import type { Redis } from 'ioredis';
 import { createClient, RESP_TYPES } from 'redis';
@@ -91,4 +92,33 @@ it('puts a node-redis 6 client\'s keyPrefix before the keys, as its own commands
   } finally {
     client.destroy();
   }
+});
+
+describe('node-redis 6\'s per-command timer', () => {
+  // node-redis 6 arms an AbortSignal.timeout (its default 5 s) for every command until it is written: a timer that
+  // cost more app CPU than the decision. The script calls carry their own deadline, so the adapter sends them untimed,
+  // unless the user gave the client a timeout of their own.
+  async function timersArmedFor(decisions: number, options: Parameters<typeof createClient>[0]): Promise<number> {
+    const client = createClient({ url: redis.url, ...options });
+    await client.connect();
+    const timeout = jest.spyOn(AbortSignal, 'timeout');
+    try {
+      const store = new RedisStore(client, { keyPrefix: uniquePrefix() });
+      await store.consume('warm', RULE);
+      timeout.mockClear();
+      await Promise.all(Array.from({ length: decisions }, (_, i) => store.consume(`k${i}`, RULE)));
+      return timeout.mock.calls.length;
+    } finally {
+      timeout.mockRestore();
+      client.destroy();
+    }
+  }
+
+  it('is not armed for the script calls of a client left at node-redis\'s default timeout', async () => {
+    expect(await timersArmedFor(20, {})).toBe(0);
+  });
+
+  it('is kept for the script calls of a client given a timeout of its own', async () => {
+    expect(await timersArmedFor(20, { commandOptions: { timeout: 2_000 } })).toBeGreaterThan(0);
+  });
 });
