@@ -161,6 +161,7 @@ export class RateLimitService implements RequestLeaseDecider, OnModuleDestroy {
     // Units held go back before the module closes its client (each give-back bounded by the store's timeout).
     this.budgets?.clear();
     await this.budgets?.settled();
+    this.store.close?.();
   }
 
   /** What `consume` would decide now, recording nothing (marked `shadow: true` for a shadow rule). */

@@ -33,4 +33,6 @@ export interface RateLimitStore {
   readonly overrides?: OverrideStore;
   /** Where rules with `localBudget` take units ahead and give back what they did not spend; absent if the store has none. */
   readonly budgets?: BudgetStore;
+  /** Stops the store's own background work when the module closes (never the client it was given); absent if it has none. */
+  close?(): void;
 }

@@ -2,7 +2,7 @@ import { maxCost } from '../rules/define-rule.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { FailurePolicy, RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
-import type { OverrideStore } from '../interfaces/override.interface.js';
+import type { OverrideStore, RateLimitOverride, StoredOverride } from '../interfaces/override.interface.js';
 import type { BudgetGrant, BudgetStore } from '../interfaces/budget.interface.js';
 import { checkEntry } from '../stores/call.validator.js';
 import type { MemoryStore } from '../stores/memory/memory.store.js';
@@ -22,7 +22,16 @@ export interface ResilientStoreOptions {
   /** Told of each decision the failure policy made. */
   onDegraded?: (policy: FailurePolicy) => void;
   onCircuitChange?: (state: CircuitState) => void;
+  /**
+   * How often the memory fallback's copy of the primary's overrides is refreshed, in ms, once a rule with
+   * `overrides: true` has been decided: while the primary answers, its overrides are listed and copied, so that the
+   * fallback applies them (raised limits, blocks) when it decides. @default 10000
+   */
+  overridesSyncMs?: number;
 }
+
+/** The default of `overridesSyncMs`. */
+export const OVERRIDES_SYNC_MS = 10_000;
 
 export { RateLimitTimeoutError } from './rate-limit-timeout.error.js';
 
@@ -54,11 +63,16 @@ export class ResilientStore implements RateLimitStore {
 
   /**
    * The primary's overrides, written and read there without the breaker or the deadline (an operator's call, not a
-   * decision). While the failure policy decides, the memory fallback does not apply them.
+   * decision). What is set or removed through it is also set or removed in the memory fallback's copy, which is
+   * otherwise refreshed every `overridesSyncMs` (see `watchOverrides`).
    */
-  get overrides(): OverrideStore | undefined {
-    return this.primary.overrides;
-  }
+  readonly overrides?: OverrideStore;
+  /** The refresh of the fallback's copy of the overrides, once started. */
+  private overridesTimer?: ReturnType<typeof setInterval>;
+  private overridesListing?: Promise<void>;
+  /** Overrides set or removed through `overrides`: a list that was under way meanwhile may not hold the change. */
+  private overridesWritten = 0;
+  private closed = false;
 
   /**
    * The primary's local-budget takes and give-backs, under the same timeout and breaker as a decision. A take the
@@ -74,6 +88,8 @@ export class ResilientStore implements RateLimitStore {
     this.deadlines = new DeadlineQueue(options.timeoutMs ?? 50);
     this.policy = options.failurePolicy ?? 'memory';
     this.breaker = new CircuitBreaker(options.circuitBreaker, undefined, options.onCircuitChange);
+    const overrides = primary.overrides;
+    if (overrides) this.overrides = mirrored(overrides, fallback.overrides, () => this.overridesWritten++);
     const budgets = primary.budgets;
     if (budgets) {
       this.budgets = {
@@ -116,6 +132,7 @@ export class ResilientStore implements RateLimitStore {
 
   consumeAll(entries: readonly RuleKey[], cost = 1): Promise<MultiDecision> {
     try {
+      if (this.overridesTimer === undefined) for (let i = 0; i < entries.length; i++) if (entries[i].rule.overrides) this.watchOverrides();
       // Every entry, and what only a whole call shows (repeats adding up past a limit, one name with two definitions).
       if (entries.length === 1) checkEntry(entries[0].key, entries[0].rule, entries[0].cost ?? cost, 'consume');
       else mergeCall(entries, cost, 'consume');
@@ -162,6 +179,7 @@ export class ResilientStore implements RateLimitStore {
   /** One rule's consume or peek: checked, then the primary's answer, or the failure policy's. */
   private decideOne(op: 'consume' | 'peek', key: string, rule: RateLimitRule, cost: number): Promise<Decision> {
     try {
+      if (rule.overrides && this.overridesTimer === undefined) this.watchOverrides();
       checkEntry(key, rule, cost, op);
       return this.guarded(
         op,
@@ -270,6 +288,51 @@ export class ResilientStore implements RateLimitStore {
     }
   }
 
+  /**
+   * Starts keeping the memory fallback's copy of the primary's overrides: at once, then every `overridesSyncMs`, the
+   * primary's are listed and copied while its circuit is closed (a list that fails changes nothing: the fallback
+   * keeps what it had, each override still ending when it would have). Started by the first decision of a rule with
+   * `overrides: true`, so that a store whose rules take none never lists.
+   */
+  private watchOverrides(): void {
+    if (this.overrides === undefined || this.overridesTimer !== undefined || this.closed) return;
+    const every = this.options.overridesSyncMs ?? OVERRIDES_SYNC_MS;
+    this.overridesTimer = setInterval(() => void this.syncOverrides(), every);
+    this.overridesTimer.unref?.();
+    void this.syncOverrides();
+  }
+
+  /**
+   * Copies the primary's overrides into the fallback (see `watchOverrides`); resolves once done or given up. While a
+   * copy is under way, that one.
+   */
+  syncOverrides(): Promise<void> {
+    const primary = this.primary.overrides;
+    if (!primary || this.breaker.state !== 'closed') return Promise.resolve();
+    return (this.overridesListing ??= this.copyOverrides(primary).finally(() => (this.overridesListing = undefined)));
+  }
+
+  private async copyOverrides(primary: OverrideStore): Promise<void> {
+    const written = this.overridesWritten;
+    try {
+      const listed = await primary.list();
+      // Written meanwhile: the copy has the change already, the list maybe not; the next refresh has both.
+      if (written === this.overridesWritten) this.fallback.overrides.replace(listed);
+    } catch (error) {
+      try {
+        this.options.onError?.(error instanceof Error ? error : new Error(String(error)), 'overrides');
+      } catch {
+        // A throwing hook has no caller to tell here.
+      }
+    }
+  }
+
+  /** Stops refreshing the fallback's copy of the overrides. */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.overridesTimer);
+  }
+
   /** Decides by the strictest failure policy among the request's rules (worked out only when it is needed). */
   private async degraded<T>(op: string, rules: RateLimitRule | readonly RateLimitRule[], degrade: (policy: FailurePolicy) => T | Promise<T>): Promise<T> {
     let policy: FailurePolicy = 'open';
@@ -281,6 +344,29 @@ export class ResilientStore implements RateLimitStore {
     if (op !== 'lease') this.options.onDegraded?.(policy);
     return mark(await degrade(policy), policy);
   }
+}
+
+/**
+ * The primary's overrides, each one set or removed through them also set or removed in the fallback's copy (so that
+ * the fallback applies at once what this instance set), after the primary took it.
+ */
+function mirrored(primary: OverrideStore, copy: OverrideStore, written: () => void): OverrideStore {
+  return {
+    set: async (rule: string, key: string, override: StoredOverride): Promise<RateLimitOverride> => {
+      const set = await primary.set(rule, key, override);
+      written();
+      await copy.set(rule, key, override);
+      return set;
+    },
+    get: (rule, key) => primary.get(rule, key),
+    remove: async (rule, key) => {
+      const removed = await primary.remove(rule, key);
+      written();
+      await copy.remove(rule, key);
+      return removed;
+    },
+    list: (rule) => primary.list(rule),
+  };
 }
 
 /** A decision the store did not make: `'open'` admits without counting, `'closed'` refuses until the circuit may close. */

@@ -56,6 +56,10 @@ export class SwitchableStore implements RateLimitStore {
   get overrides(): OverrideStore | undefined {
     return this.inner.overrides;
   }
+
+  close(): void {
+    this.inner.close?.();
+  }
 }
 
 const NO_LEASE: LeaseHandle = { id: 'rate-limits-off', renew: () => Promise.resolve(true), release: () => Promise.resolve() };

@@ -62,7 +62,19 @@ export class MemoryOverrideTable implements OverrideStore {
     return { ...plan, params: { ...plan.params, limit: entry.limit }, capacity: entry.limit };
   }
 
-  /** The override in force, an ended one dropped. */
+  /**
+   * Holds exactly `overrides` (as another store's `list` reports them: each ending at `expiresAt`, ms on this table's
+   * clock), in place of every override it held: the memory fallback's copy of Redis's (resilience/resilient.store.ts).
+   */
+  replace(overrides: readonly RateLimitOverride[]): void {
+    this.rules.clear();
+    for (const { rule, key, limit, block, expiresAt, reason } of overrides) {
+      let held = this.rules.get(rule);
+      if (held === undefined) this.rules.set(rule, (held = new Map()));
+      held.set(key, { until: expiresAt * 1000, limit: block ? undefined : limit, reason });
+    }
+  }
+
   /** Drops every override. */
   clear(): void {
     this.rules.clear();
