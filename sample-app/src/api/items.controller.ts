@@ -1,5 +1,5 @@
-import { Controller, Get, Param, ParseIntPipe } from '@nestjs/common';
-import { API_KEY_RULE } from '../config/rule-names.js';
+import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
+import { API_KEY_RULE, SEARCH_RULE } from '../config/rule-names.js';
 import { RateLimit } from 'nestjs-redis-rate-limit';
 import { ItemsService, type Item } from './items.service.js';
 
@@ -11,6 +11,16 @@ export class ItemsController {
   @Get()
   list(): readonly Item[] {
     return this.items.list();
+  }
+
+  /**
+   * The `search` rule on one key for every caller (the backend's own limit, fleet-wide), on top of the default rule per
+   * IP. Declared before `:id`, which would take `search` for an id.
+   */
+  @Get('search')
+  @RateLimit({ name: SEARCH_RULE, key: () => 'backend', shared: true })
+  search(@Query('q') text = ''): readonly Item[] {
+    return this.items.search(String(text));
   }
 
   /**

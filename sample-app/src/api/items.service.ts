@@ -18,6 +18,12 @@ export class ItemsService {
     return ITEMS;
   }
 
+  /** The items whose name holds `text`, in any case. */
+  search(text: string): readonly Item[] {
+    const wanted = text.toLowerCase();
+    return ITEMS.filter((i) => i.name.toLowerCase().includes(wanted));
+  }
+
   get(id: number): Item {
     const item = ITEMS.find((i) => i.id === id);
     if (!item) throw new NotFoundException(`No item ${id}`);

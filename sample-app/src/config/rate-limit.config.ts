@@ -1,7 +1,7 @@
 import { registerAs } from '@nestjs/config';
 import type { RateLimitAlgorithm, RateLimitRulesConfig } from 'nestjs-redis-rate-limit';
 import { env, optionalEnv, type EnvSource } from './env.js';
-import { API_KEY_RULE, LOGIN_IP_RULE, LOGIN_USER_RULE, REPORTS_RULE, SMS_DAY_RULE, SMS_HOUR_RULE, SMS_MINUTE_RULE, SMS_PROVIDER_RULE } from './rule-names.js';
+import { API_KEY_RULE, LOGIN_IP_RULE, LOGIN_USER_RULE, REPORTS_RULE, SEARCH_RULE, SMS_DAY_RULE, SMS_HOUR_RULE, SMS_MINUTE_RULE, SMS_PROVIDER_RULE } from './rule-names.js';
 
 /**
  * The path the library reads its rules from (`configPath`, whose default is this), and where
@@ -39,6 +39,15 @@ export const rateLimitConfig = (source: () => EnvSource) =>
         [REPORTS_RULE]: { limit: env(vars, 'RATE_LIMIT_REPORTS_LIMIT', '5'), window: env(vars, 'RATE_LIMIT_REPORTS_WINDOW', '1m') },
         // What the SMS provider accepts from this app, all instances together: sends wait for it (PacedSmsProvider).
         [SMS_PROVIDER_RULE]: { limit: env(vars, 'RATE_LIMIT_SMS_PROVIDER_LIMIT', '10'), window: env(vars, 'RATE_LIMIT_SMS_PROVIDER_WINDOW', '1s'), algorithm: 'fixed-window' },
+        // What the search backend takes from the whole fleet: one key every instance hits. Each instance takes units of it
+        // ahead once it is hot and spends them with no round trip, never admitting above the limit (see the README's
+        // "Hot keys"); on the memory store the option changes nothing.
+        [SEARCH_RULE]: {
+          limit: env(vars, 'RATE_LIMIT_SEARCH_LIMIT', '1000'),
+          window: env(vars, 'RATE_LIMIT_SEARCH_WINDOW', '1s'),
+          algorithm: 'fixed-window',
+          localBudget: { maxUnits: env(vars, 'RATE_LIMIT_SEARCH_TAKE', '10') },
+        },
         // Per API key: bursts up to the bucket's size, then `refill` tokens per window. An operator can raise one
         // customer's bucket or block one key at run time (admin/overrides.controller.ts).
         [API_KEY_RULE]: {

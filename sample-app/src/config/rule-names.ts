@@ -10,5 +10,11 @@ export const REPORTS_RULE = 'reports';
 /** The SMS provider's own limit on what this app sends it, waited on (not refused) before each send. */
 export const SMS_PROVIDER_RULE = 'sms-provider';
 
+/**
+ * What the search backend takes from this app, every instance and every client together: one hot key, which instances
+ * spend from local budgets (`localBudget`) instead of asking Redis on every search.
+ */
+export const SEARCH_RULE = 'search';
+
 /** All three must admit a code, and a refused request is charged to none of them. */
 export const SMS_RULES = [SMS_MINUTE_RULE, SMS_HOUR_RULE, SMS_DAY_RULE] as const;
