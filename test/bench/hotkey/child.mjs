@@ -1,6 +1,6 @@
 // One app process of the hot-key bench: a Nest application context on the BUILT package, deciding on one key through
 // RateLimitService.decide (the guard's path) against the Redis (or Cluster) given in argv. Says "ready", then takes one
-// JSON command per line on stdin: { rule, key, inFlight, startAt, warmupMs, measureMs, windowMs, witness, yieldEach }
+// JSON command per line on stdin: { rule, key, inFlight, startAt, warmupMs, measureMs, windowMs, witness, yieldEach, noop }
 // runs `inFlight` loops that each decide, then (`yieldEach`) yield to the event loop, as requests arriving from
 // sockets do, or else go on at once, as the store bench's closed loops do; and prints one JSON line:
 // decisions, admitted, refused, degraded and errors counted in the measured period, the process's CPU (µs), and
@@ -25,8 +25,13 @@ const app = await NestFactory.createApplicationContext(HotKeyModule, { logger: [
 const limits = app.get(RateLimitService);
 const yieldTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-async function run({ rule, key, inFlight, startAt, warmupMs, measureMs, windowMs, witness, yieldEach = true }) {
+/** The reference's decision (`noop`): admitted, by no limiter. */
+const NOOP = Object.freeze({ allowed: true, decisions: Object.freeze([Object.freeze({ allowed: true, limit: 1, remaining: 1, resetAfterMs: 0, retryAfterMs: 0 })]) });
+
+async function run({ rule, key, inFlight, startAt, warmupMs, measureMs, windowMs, witness, yieldEach = true, noop = false }) {
   const entries = [{ key, rule: limits.rule(rule) }];
+  // `noop`: the loops with a decide that only returns a resolved promise, what this harness allows.
+  const decide = noop ? () => Promise.resolve(NOOP) : (e) => limits.decide(e);
   // Every process starts at the same instant.
   if (startAt > Date.now()) await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
   const started = startAt;
@@ -45,7 +50,7 @@ async function run({ rule, key, inFlight, startAt, warmupMs, measureMs, windowMs
       if (cpuFrom === undefined && before >= measureFrom) cpuFrom = process.cpuUsage();
       let result;
       try {
-        result = await limits.decide(entries);
+        result = await decide(entries);
       } catch {
         if (before >= measureFrom) counts.errors++;
         await yieldTurn();
