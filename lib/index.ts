@@ -45,6 +45,7 @@ export { RateLimitConfigWatcher } from './config/config.watcher.js';
 export type { RateLimitSettings } from './interfaces/rate-limit-settings.interface.js';
 export type { RequestResponse } from './http/execution-context.adapter.js';
 export { clientIp, groupIp } from './http/client-ip.js';
+export { routeKey } from './http/route.key.js';
 export { compileRules as validateRulesConfig } from './config/policy.compiler.js';
 export { ResilientStore, RateLimitTimeoutError, type ResilientStoreOptions } from './resilience/resilient.store.js';
 export { CircuitBreaker } from './resilience/circuit-breaker.js';

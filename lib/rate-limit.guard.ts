@@ -12,6 +12,7 @@ import { warnIfForwardedForIgnored } from './http/forwarded-for.warning.js';
 import { mostRestrictive, rateLimitHeaders, retryAfterMs, shownOutcomes, type RuleOutcome } from './http/rate-limit.headers.js';
 import { interceptorRunsFor } from './http/rate-limit.interceptor.js';
 import { resolveRequestKey, type KeyedRequest } from './http/request-key.resolver.js';
+import { routeName } from './http/route.key.js';
 import { decideHoldingLeases, hasLeaseRules } from './http/request-lease.binder.js';
 import { userAgentMatches } from './http/user-agent.matcher.js';
 import type { MultiDecision } from './interfaces/decision.interface.js';
@@ -184,6 +185,7 @@ export class RateLimitGuard implements CanActivate {
    */
   protected generateKey(context: ExecutionContext, tracker: string, policy: RateLimitPolicy): string {
     if (this.settings.generateKey) return this.settings.generateKey(context, tracker, policy.name);
+    // As routeKey() (http/route.key.ts) computes it, from the route's cached name.
     return policy.shared ? tracker : `${this.route(context).route}|${tracker}`;
   }
 
@@ -259,7 +261,6 @@ export class RateLimitGuard implements CanActivate {
     const cached = perClass?.get(cls);
     if (cached && cached.version === this.policies.version) return cached;
     const name = `${cls.name}.${handler.name}`;
-    const path = controllerPath(this.reflector.get<string | string[] | undefined>(PATH_METADATA, cls));
     const policies = resolveRoutePolicies(this.policies, {
       route: name,
       classEntries: this.reflector.get<RateLimitEntry[] | undefined>(RATE_LIMIT_METADATA, cls),
@@ -271,16 +272,9 @@ export class RateLimitGuard implements CanActivate {
     const perRequest = policies.some((p) => p.resolve || p.skipIf || p.ignoreUserAgents);
     const intercepted = interceptorRunsFor(this.reflector, cls, handler, this.globalInterceptor === true);
     const moduleDefaults = new Set(policies.filter((p) => this.policies.defaults.includes(p)).map((p) => p.name));
-    const entry: RouteCache = { version: this.policies.version, policies, route: path ? `${path}:${name}` : name, perRequest, intercepted, moduleDefaults };
+    const entry: RouteCache = { version: this.policies.version, policies, route: routeName(cls, handler.name), perRequest, intercepted, moduleDefaults };
     perClass.set(cls, entry);
     return entry;
   }
 }
 
-// Nest's own metadata key for a controller's path (`@Controller('users')`).
-const PATH_METADATA = 'path';
-
-function controllerPath(path: string | string[] | undefined): string {
-  const joined = (Array.isArray(path) ? path.join(',') : (path ?? '')).replace(/^\/+|\/+$/g, '');
-  return joined;
-}
