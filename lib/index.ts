@@ -33,7 +33,7 @@ export { RateLimitService, type RuleRef, type RuleRefEntry } from './rate-limit.
 export { RateLimitWaitTimeoutError } from './waiting/rate-limit-wait-timeout.error.js';
 export type { RateLimitWaitOptions } from './waiting/wait-options.js';
 export type { RateLimitOverrides } from './overrides/rate-limit.overrides.js';
-export type { OverrideStore, RateLimitOverride, RateLimitOverrideOptions, StoredOverride } from './interfaces/override.interface.js';
+export type { OverrideSnapshot, OverrideStore, RateLimitOverride, RateLimitOverrideOptions, StoredOverride } from './interfaces/override.interface.js';
 export { RateLimitExceededException, type RateLimitExceededBody } from './http/rate-limit.exception.js';
 export { RateLimitExceptionFilter } from './http/rate-limit-exception.filter.js';
 export { RateLimitInterceptor } from './http/rate-limit.interceptor.js';

@@ -50,4 +50,14 @@ export interface OverrideStore {
   remove(rule: string, key: string): Promise<boolean>;
   /** The overrides in force, of one rule or all, soonest to end first. */
   list(rule?: string): Promise<RateLimitOverride[]>;
+  /**
+   * Every override in force, as `list()`, reading again only those set, replaced or removed since `previous` (optional:
+   * a store whose `list` is cheap needs none). What the memory fallback's copy is refreshed from.
+   */
+  snapshot?(previous?: OverrideSnapshot): Promise<OverrideSnapshot>;
+}
+
+/** The overrides a store held at a `snapshot`, by an id of each that changes whenever the override does. */
+export interface OverrideSnapshot {
+  readonly overrides: ReadonlyMap<string, RateLimitOverride>;
 }

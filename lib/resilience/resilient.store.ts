@@ -2,7 +2,7 @@ import { maxCost } from '../rules/define-rule.js';
 import type { Decision, MultiDecision } from '../interfaces/decision.interface.js';
 import type { FailurePolicy, RateLimitRule } from '../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../interfaces/store.interface.js';
-import type { OverrideStore, RateLimitOverride, StoredOverride } from '../interfaces/override.interface.js';
+import type { OverrideSnapshot, OverrideStore, RateLimitOverride, StoredOverride } from '../interfaces/override.interface.js';
 import type { BudgetGrant, BudgetStore } from '../interfaces/budget.interface.js';
 import { checkEntry } from '../stores/call.validator.js';
 import type { MemoryStore } from '../stores/memory/memory.store.js';
@@ -70,6 +70,8 @@ export class ResilientStore implements RateLimitStore {
   /** The refresh of the fallback's copy of the overrides, once started. */
   private overridesTimer?: ReturnType<typeof setInterval>;
   private overridesListing?: Promise<void>;
+  /** What the last refresh copied, so that the next one reads again only the overrides that changed. */
+  private overridesCopied?: OverrideSnapshot;
   /** Overrides set or removed through `overrides`: a list that was under way meanwhile may not hold the change. */
   private overridesWritten = 0;
   private closed = false;
@@ -315,9 +317,12 @@ export class ResilientStore implements RateLimitStore {
   private async copyOverrides(primary: OverrideStore): Promise<void> {
     const written = this.overridesWritten;
     try {
-      const listed = await primary.list();
+      const snapshot = primary.snapshot ? await primary.snapshot(this.overridesCopied) : undefined;
+      const listed = snapshot ? [...snapshot.overrides.values()] : await primary.list();
       // Written meanwhile: the copy has the change already, the list maybe not; the next refresh has both.
-      if (written === this.overridesWritten) this.fallback.overrides.replace(listed);
+      if (written !== this.overridesWritten) return;
+      this.fallback.overrides.replace(listed);
+      this.overridesCopied = snapshot;
     } catch (error) {
       try {
         this.options.onError?.(error instanceof Error ? error : new Error(String(error)), 'overrides');

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { MemoryStore, RedisStore, ResilientStore, defineRule, type MultiDecision, type RateLimitModuleOptions } from '../../lib/index.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+import { commandCalls, startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 import { startResilientApp, waitFor, watchUnhandledRejections, type ResilientApp } from './support/resilient-app.js';
 
 const RULE = { limit: 2, window: '1h', algorithm: 'fixed-window', key: 'header:x-client', overrides: true } as const;
@@ -142,6 +142,44 @@ describe('the fallback copy of the overrides, refreshed on its own', () => {
       store.close();
       client.disconnect();
       writerClient.disconnect();
+    }
+  });
+
+  it('reads again only the overrides that changed: a refresh of an unchanged set is one script call', async () => {
+    const keyPrefix = uniquePrefix('ovr');
+    const client = redis.client();
+    const writer = new RedisStore(admin, { keyPrefix });
+    const fallback = new MemoryStore({ keyPrefix });
+    // Refreshed only when asked here: the timer's first turn is an hour away.
+    const store = new ResilientStore(new RedisStore(client, { keyPrefix }), fallback, { overridesSyncMs: 3_600_000 });
+    const rule = defineRule({ limit: 2, window: '1h', algorithm: 'fixed-window', overrides: true }, 'default');
+    const scriptCalls = async () => {
+      const stats = await admin.info('commandstats');
+      return commandCalls(stats, 'evalsha') + commandCalls(stats, 'eval');
+    };
+    try {
+      for (const key of ['a', 'b', 'c']) await writer.overrides.set('default', key, { limit: 9, ttlMs: 3_600_000 });
+      await store.consume('someone', rule);
+      await store.syncOverrides();
+      expect(await fallback.overrides.list()).toHaveLength(3);
+
+      await admin.config('RESETSTAT');
+      for (let i = 0; i < 3; i++) await store.syncOverrides();
+      expect(await scriptCalls()).toBe(3);
+
+      await writer.overrides.set('default', 'b', { limit: 5, ttlMs: 3_600_000 });
+      await writer.overrides.remove('default', 'c');
+      await admin.config('RESETSTAT');
+      await store.syncOverrides();
+      // The index, and the one override that changed.
+      expect(await scriptCalls()).toBe(2);
+      expect((await fallback.overrides.list()).map(({ key, limit }) => ({ key, limit })).sort((x, y) => x.key.localeCompare(y.key))).toEqual([
+        { key: 'a', limit: 9 },
+        { key: 'b', limit: 5 },
+      ]);
+    } finally {
+      store.close();
+      client.disconnect();
     }
   });
 });

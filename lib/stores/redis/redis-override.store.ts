@@ -1,5 +1,5 @@
 import type { Clock } from '../../interfaces/clock.interface.js';
-import type { OverrideStore, RateLimitOverride, StoredOverride } from '../../interfaces/override.interface.js';
+import type { OverrideSnapshot, OverrideStore, RateLimitOverride, StoredOverride } from '../../interfaces/override.interface.js';
 import { overrideIndexKey, overrideKey } from '../../keys/key.builder.js';
 import { loadScript } from './lua-script.loader.js';
 import { luaScript, type LuaScript } from './clients/redis-script.call.js';
@@ -56,6 +56,34 @@ export class RedisOverrideStore implements OverrideStore {
     }
     const overrides = (await Promise.all(found)).filter((o): o is RateLimitOverride => o !== undefined);
     return overrides.sort((a, b) => a.expiresAt - b.expiresAt);
+  }
+
+  /**
+   * Every override in force, from one read of the index: an override is read from its key only when its index entry
+   * (its rule, tracker and end) is not in `previous`, so a refresh of an unchanged set is one call, however many.
+   */
+  async snapshot(previous?: OverrideSnapshot): Promise<OverrideSnapshot> {
+    const reply = (await this.run(this.index, 'list', this.clock ? this.clockUs() : '')) as unknown[];
+    const overrides = new Map<string, RateLimitOverride>();
+    const reads: Promise<void>[] = [];
+    for (let i = 1; i < reply.length; i += 2) {
+      const member = String(reply[i]);
+      // A set replaces the index entry with the override's new end: the same member and end is the same override.
+      const id = `${member}@${String(reply[i + 1])}`;
+      const known = previous?.overrides.get(id);
+      if (known !== undefined) {
+        overrides.set(id, known);
+        continue;
+      }
+      const [name, key] = JSON.parse(member) as [string, string];
+      reads.push(
+        this.found(name, key, member).then((override) => {
+          if (override !== undefined) overrides.set(id, override);
+        }),
+      );
+    }
+    await Promise.all(reads);
+    return { overrides };
   }
 
   /** An indexed override read from its key; an index entry with none behind it (a crash, a race with `remove`) is dropped. */
