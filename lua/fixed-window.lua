@@ -75,6 +75,8 @@ local function fw_take(r, now, cost)
 end
 
 ALGORITHMS['fw'] = {
+  -- A run of one key's calls is decided at once (the driver's decide_run).
+  runs = true,
   check = function(r, now, cost, apply)
     if apply and cost > 0 then
       return fw_take(r, now, cost)

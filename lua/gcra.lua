@@ -21,6 +21,11 @@
 --- @include "exact"
 
 ALGORITHMS['gcra'] = {
+  -- A run of one key's calls is decided at once (the driver's decide_run): a call `behind` units before the last
+  -- left the TAT that many emission intervals earlier.
+  runs = function(r, tat, behind)
+    return ceil_div(tat - behind * r.interval, r.d)
+  end,
   -- Reads its parameter (max_burst + 1) from ARGV; see the driver.
   param = true,
   -- T = period / count, as units of 1/d µs (prepare_interval, lua/includes/exact.lua).
@@ -50,7 +55,8 @@ ALGORITHMS['gcra'] = {
     if tau > ttl then
       remaining = idiv(tau - ttl, t)
     end
-    return allowed, remaining, ceil_div(ttl, d), retry
+    -- The fifth value, the TAT after (units of 1/d µs), gives the resets of a run's calls (see runs).
+    return allowed, remaining, ceil_div(ttl, d), retry, new_tat
   end,
   refund = function(r, now, quantity)
     local t, d = r.interval, r.d

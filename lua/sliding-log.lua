@@ -27,6 +27,9 @@ local function sl_member(seq)
 end
 
 ALGORITHMS['sl'] = {
+  -- A run of one key's calls is decided at once (the driver's decide_run): one charge of all the units admitted
+  -- adds the same members, at the same score, as the calls one by one.
+  runs = true,
   check = function(r, now, cost, apply)
     -- An entry at t is inside the window while t > now - window.
     -- As a string of its digits: Redis formats a number argument with '%.17g', slower than '%d' for 16 digits.

@@ -141,6 +141,8 @@ local function sw_add(r, now, flat, index, base, cost)
 end
 
 ALGORITHMS['sw'] = {
+  -- A run of one key's calls is decided at once (the driver's decide_run).
+  runs = true,
   -- Reads its parameter (segments) from ARGV; see the driver.
   param = true,
   check = function(r, now, cost, apply)

@@ -23,6 +23,11 @@
 --- @include "exact"
 
 ALGORITHMS['tb'] = {
+  -- A run of one key's calls is decided at once (the driver's decide_run): a call `behind` tokens before the last
+  -- owed that many intervals less.
+  runs = function(r, after, behind)
+    return ceil_div(after - behind * r.interval, r.d)
+  end,
   -- Reads its parameter (refill) from ARGV; see the driver.
   param = true,
   -- A token every window / refill µs, as units of 1/d µs (prepare_interval, lua/includes/exact.lua).
@@ -39,7 +44,8 @@ ALGORITHMS['tb'] = {
       if apply then
         advance_instant(r, now, stored, after)
       end
-      return true, idiv(capacity - after, interval), ceil_div(after, d), 0
+      -- The fifth value, the debt after (units of 1/d µs), gives the resets of a run's calls (see runs).
+      return true, idiv(capacity - after, interval), ceil_div(after, d), 0, after
     end
     return false, idiv(capacity - debt, interval), ceil_div(debt, d), ceil_div(after - capacity, d)
   end,

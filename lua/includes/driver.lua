@@ -487,6 +487,37 @@ local function decide_all(call)
   end
 end
 
+-- The `more` calls of a run that follow its first on the same key (decided: allowed, remaining, reset, retry), for an
+-- algorithm with `runs` (see the prelude): as the calls one by one, with one check for all the rest admitted and one
+-- for those refused after them, where each call was a read and a write (a hot key's batch, one IP's HTTP requests).
+-- Exact because a call of such an algorithm is admitted while the units left cover its cost, and a refusal leaves the
+-- state as it was, so the next call is refused alike; an admitted call's reset is the last one's, or follows from it.
+local function decide_run(r, cost, apply, more, allowed, remaining, reset, retry)
+  local window = r.window
+  if not apply or not allowed then
+    -- Peeks, or consumes after a refusal: each decided as the first, the state untouched.
+    for _ = 1, more do
+      push(window, allowed, remaining, reset, retry)
+    end
+    return
+  end
+  local admitted = min(more, remaining >= cost and (remaining - remaining % cost) / cost or 0)
+  if admitted > 0 then
+    local _, last, at, _, units = r.algorithm.check(r, now, admitted * cost, true)
+    local reset_of = r.algorithm.runs
+    for i = 1, admitted do
+      local behind = (admitted - i) * cost
+      push(window, true, last + behind, reset_of == true and at or reset_of(r, units, behind), 0)
+    end
+  end
+  if admitted < more then
+    allowed, remaining, reset, retry = r.algorithm.check(r, now, cost, false)
+    for _ = admitted + 1, more do
+      push(window, allowed, remaining, reset, retry)
+    end
+  end
+end
+
 for i = 6, 5 + call_args do
   local argument = ARGV[i]
   local call = parsed[argument] or parse(argument)
@@ -496,9 +527,21 @@ for i = 6, 5 + call_args do
     local r, cost, apply, check = call[1], call.cost, call.apply, call[1].algorithm.check
     local window = r.window
     local base = window + 1
-    for _ = 1, call.times do
+    local times = call.times
+    -- A hot key's calls come in a row (a run whose keys are all one): see decide_run.
+    local runs = times > 1 and r.algorithm.runs
+    local done = 0
+    while done < times do
       k = k + 1
-      r.key = keys[k]
+      local key = keys[k]
+      r.key = key
+      local same = 1
+      if runs then
+        -- Lua strings are interned: comparing two keys compares two pointers.
+        while done + same < times and keys[k + same] == key do
+          same = same + 1
+        end
+      end
       local allowed, remaining, reset, retry = check(r, now, cost, apply)
       -- An admission that packs, packed as push does, without the call to push: -2.8% of a batched fixed-window
       -- decision and -2.2% of a token-bucket one (callgrind, 22,601 -> 21,968 and 33,707 -> 32,975 Redis instructions).
@@ -509,6 +552,11 @@ for i = 6, 5 + call_args do
       else
         push(window, allowed, remaining, reset, retry)
       end
+      if same > 1 then
+        decide_run(r, cost, apply, same - 1, allowed, remaining, reset, retry)
+        k = k + same - 1
+      end
+      done = done + same
     end
   else
     for _ = 1, call.times do

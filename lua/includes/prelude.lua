@@ -2,7 +2,12 @@
 -- Each algorithm registers { check = fn(rule, now, cost, apply), refund = fn(rule, now, cost) } in ALGORITHMS,
 -- with `param = true` when its rules carry a parameter in ARGV (segments, refill, burst), and optionally
 -- prepare = fn(rule), run once per rule definition of a batch, for what is worked out from the rule alone, and
--- lease_end = fn(rule, now), for an algorithm whose units taken ahead count only until an instant (see the driver's 'l').
+-- lease_end = fn(rule, now), for an algorithm whose units taken ahead count only until an instant (see the driver's 'l'),
+-- and `runs` for one whose check admits while the units left cover the cost and leaves the state as it was when it
+-- refuses: the driver then decides a run of one key's calls with a check for the first, one for the rest admitted and
+-- one for the rest refused (decide_run). runs = true when every call admitted at one instant after the first reports
+-- the same reset; else runs = fn(rule, units, behind), the reset of an admitted call `behind` units before the last,
+-- from `units`, the fifth value check returns on an admission.
 -- check returns: allowed (boolean), remaining, reset_after (µs), retry_after (µs; -1 = never, for GCRA).
 local ALGORITHMS = {}
 
