@@ -17,7 +17,8 @@
               'r' (refund), then its rules separated by ',', each the number of its definition (1..D) followed by
               '*' and its cost in units when the cost is not 1: 'c1' consumes 1 unit under definition 1, 'c1*3,2' is
               all-or-nothing over 3 units of definition 1 and 1 of definition 2 (a peek's cost is what it asks
-              about); N > 1 identical calls in a row are one argument, 'N:' and the call ('32:c1'). Two more
+              about); N > 1 identical calls in a row are one argument, 'N:' and the call ('32:c1'), or 'N=' and the
+              call when they are all on the same keys, which KEYS then holds once for them all (a hot key). Two more
               operations, of one rule each, serve local budgets (lib/budgets): 'l' takes units ahead, as a consume
               whose refusal starts no lockout ('l1*50'); 'g' gives units of such a take back, as a refund, only
               while the take still counts where it was made: '@' and that instant (µs on the decisions' clock, the
@@ -214,12 +215,13 @@ local k = 0
 -- memoised by the argument itself (Lua strings are interned: a repeated call is one table lookup).
 local parsed = {}
 local function parse(argument)
-  -- A run of identical calls: 'N:' and the call.
-  local spec, times = argument, 1
-  local colon = string.find(argument, ':', 1, true)
+  -- A run of identical calls: 'N:' and the call, or 'N=' and the call for a run on one set of keys.
+  local spec, times, shared = argument, 1, false
+  local colon = string.find(argument, '[:=]')
   if colon then
     times = string.sub(argument, 1, colon - 1) + 0
     spec = string.sub(argument, colon + 1)
+    shared = string.byte(argument, colon) == 61
   end
   local op = string.sub(spec, 1, 1)
   local ref = tonumber(string.sub(spec, 2))
@@ -244,7 +246,7 @@ local function parse(argument)
     call.apply = op == 'c'
   end
   call.plain = call.n == 1 and (op == 'c' or op == 'p') and call[1].block == 0 and not call[1].override
-  call.times = times
+  call.times, call.shared = times, shared
   parsed[argument] = call
   return call
 end
@@ -536,7 +538,9 @@ for i = 6, 5 + call_args do
       local key = keys[k]
       r.key = key
       local same = 1
-      if runs then
+      if call.shared then
+        same = times
+      elseif runs then
         -- Lua strings are interned: comparing two keys compares two pointers.
         while done + same < times and keys[k + same] == key do
           same = same + 1
@@ -553,13 +557,26 @@ for i = 6, 5 + call_args do
         push(window, allowed, remaining, reset, retry)
       end
       if same > 1 then
-        decide_run(r, cost, apply, same - 1, allowed, remaining, reset, retry)
-        k = k + same - 1
+        if runs then
+          decide_run(r, cost, apply, same - 1, allowed, remaining, reset, retry)
+        else
+          for _ = 2, same do
+            push(window, check(r, now, cost, apply))
+          end
+        end
+        if not call.shared then
+          k = k + same - 1
+        end
       end
       done = done + same
     end
   else
+    local from = k
     for _ = 1, call.times do
+      -- A run on one set of keys takes them again for each call.
+      if call.shared then
+        k = from
+      end
       if call.n == 1 then
         decide_one(call.op, call[1], call.cost, call.till)
       else

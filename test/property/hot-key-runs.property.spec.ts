@@ -22,10 +22,15 @@ const RULES: RateLimitRule[] = [
   defineRule({ algorithm: 'sliding-log', limit: 2, window: 2000 }, 'sl'),
 ];
 
+// A rule with a lockout, and one with overrides: their runs take the driver's general path, each call taking the
+// run's keys again. Alone, or with each of the rules above in one all-or-nothing call.
+const LOCKED = defineRule({ algorithm: 'fixed-window', limit: 4, window: 2000, lockout: 1500 }, 'locked');
+const OVERRIDABLE = defineRule({ algorithm: 'token-bucket', limit: 4, window: 2000, overrides: true }, 'overridable');
+
 // Segments of identical calls, mostly on one key: a turn is a few of them in a row.
 const segment = fc.record({
-  kind: fc.constantFrom('consume', 'consume', 'consume', 'peek', 'refund'),
-  rule: fc.constantFrom(...RULES),
+  kind: fc.constantFrom('consume', 'consume', 'consume', 'peek', 'refund', 'consumeAll'),
+  rule: fc.constantFrom(...RULES, LOCKED, OVERRIDABLE),
   key: fc.constantFrom('hot', 'hot', 'hot', 'cold'),
   cost: fc.integer({ min: 1, max: 3 }),
   times: fc.integer({ min: 1, max: 12 }),
@@ -38,6 +43,7 @@ function make(store: RedisStore, s: Segment): Promise<unknown> {
   const cost = Math.min(s.cost, maxCost(s.rule));
   if (s.kind === 'consume') return store.consume(s.key, s.rule, cost);
   if (s.kind === 'peek') return store.peek(s.key, s.rule, cost);
+  if (s.kind === 'consumeAll') return store.consumeAll([{ key: s.key, rule: s.rule, cost }, { key: s.key, rule: s.rule === LOCKED ? OVERRIDABLE : LOCKED }]);
   return store.refund(s.key, s.rule, cost);
 }
 

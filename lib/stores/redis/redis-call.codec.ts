@@ -28,7 +28,7 @@ interface EncodedCall {
 /**
  * Builds one script call's KEYS and ARGV in the driver's layout (lua/includes/driver.lua): each rule's definition
  * once per batch, each call one short argument naming its definitions and costs (identical calls in a row one
- * argument, 'N:' and the call), a lockout key only for a rule with a lockout, a parameter only for an algorithm that
+ * argument, 'N:' and the call, or 'N=' and the call when they are all on one tracker's keys, sent once), a lockout key only for a rule with a lockout, a parameter only for an algorithm that
  * has one.
  */
 export function encodeBatch(calls: readonly ScriptCall[], head: ScriptHead, crossSlot: boolean): EncodedCall {
@@ -42,13 +42,14 @@ export function encodeBatch(calls: readonly ScriptCall[], head: ScriptHead, cros
   const argv: (string | number)[] = [head[0], head[1], 0, 0, 0];
   const refs = new Map<RateLimitRule, number>();
   const definitions: (string | number)[] = [];
-  // The current run of identical calls: its call argument and length; written out when a different call ends it.
+  // The current run of identical calls: its call argument, its length, and whether all its calls have one tracker's
+  // keys (a hot key's: then sent once, 'N=' and the call); written out when a different call ends it.
   let run = '';
   let times = 0;
-  const endRun = () => argv.push(times === 1 ? run : `${times}:${run}`);
+  let oneKey = false;
+  const endRun = () => argv.push(times === 1 ? run : `${times}${oneKey ? '=' : ':'}${run}`);
   for (let c = 0; c < calls.length; c++) {
     const { op, rules } = calls[c];
-    const target = c === 0 ? keys : others;
     let spec = HEAD[op];
     for (let i = 0; i < rules.length; i++) {
       const r = rules[i];
@@ -57,9 +58,6 @@ export function encodeBatch(calls: readonly ScriptCall[], head: ScriptHead, cros
         refs.set(r.rule, (ref = refs.size + 1));
         pushDefinition(r, definitions);
       }
-      target.push(r.keys.state);
-      if (r.rule.blockMs > 0) target.push(r.keys.block);
-      if (r.keys.override !== undefined) target.push(r.keys.override);
       if (rules.length === 1 && op === 'consume' && r.cost === 1) {
         spec = CONSUME_ONE[ref] ??= `c${ref}`;
       } else {
@@ -67,12 +65,23 @@ export function encodeBatch(calls: readonly ScriptCall[], head: ScriptHead, cros
       }
     }
     if (op === 'return') spec += `@${calls[c].till ?? 0}`;
-    if (spec === run) {
-      times++;
+    // The same call as the one before, on the same keys (its rules are the same, so their state keys say it).
+    const sameKeys = spec === run && sameStateKeys(calls[c - 1].rules, rules);
+    if (spec === run && (times === 1 || sameKeys === oneKey)) {
+      if (times++ === 1) oneKey = sameKeys;
+      if (oneKey) continue;
     } else {
       if (times > 0) endRun();
       run = spec;
       times = 1;
+      oneKey = false;
+    }
+    const target = c === 0 ? keys : others;
+    for (let i = 0; i < rules.length; i++) {
+      const r = rules[i];
+      target.push(r.keys.state);
+      if (r.rule.blockMs > 0) target.push(r.keys.block);
+      if (r.keys.override !== undefined) target.push(r.keys.override);
     }
   }
   endRun();
@@ -84,6 +93,12 @@ export function encodeBatch(calls: readonly ScriptCall[], head: ScriptHead, cros
     for (let i = 0; i < others.length; i++) argv.push(others[i]);
   }
   return { keys, argv };
+}
+
+/** Whether two calls of the same rules are on the same keys (a call's other keys follow from its state keys). */
+function sameStateKeys(a: readonly PlannedRule[], b: readonly PlannedRule[]): boolean {
+  for (let i = 0; i < b.length; i++) if (a[i].keys.state !== b[i].keys.state) return false;
+  return true;
 }
 
 /**
