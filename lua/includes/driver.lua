@@ -489,63 +489,72 @@ local function decide_all(call)
   end
 end
 
--- The `more` calls of a run that follow its first on the same key (decided: allowed, remaining, reset, retry), for an
--- algorithm with `runs` (see the prelude): as the calls one by one, with one check for all the rest admitted and one
--- for those refused after them, where each call was a read and a write (a hot key's batch, one IP's HTTP requests).
--- Exact because a call of such an algorithm is admitted while the units left cover its cost, and a refusal leaves the
--- state as it was, so the next call is refused alike; an admitted call's reset is the last one's, or follows from it.
-local function decide_run(r, cost, apply, more, allowed, remaining, reset, retry)
-  local window = r.window
-  if not apply or not allowed then
-    -- Peeks, or consumes after a refusal: each decided as the first, the state untouched.
-    for _ = 1, more do
-      push(window, allowed, remaining, reset, retry)
-    end
-    return
-  end
-  local admitted = min(more, remaining >= cost and (remaining - remaining % cost) / cost or 0)
-  if admitted > 0 then
-    local _, last, at, _, units = r.algorithm.check(r, now, admitted * cost, true)
-    local reset_of = r.algorithm.runs
-    for i = 1, admitted do
-      local behind = (admitted - i) * cost
-      push(window, true, last + behind, reset_of == true and at or reset_of(r, units, behind), 0)
-    end
-  end
-  if admitted < more then
-    allowed, remaining, reset, retry = r.algorithm.check(r, now, cost, false)
-    for _ = admitted + 1, more do
-      push(window, allowed, remaining, reset, retry)
-    end
-  end
-end
+-- A run of one key's identical calls ('N=': a hot key's), decided as the calls one by one. For a plain call of an
+-- algorithm with `runs` (see the prelude): a check for the first, then one for all the rest admitted and one for
+-- those refused after them, where each call was a read and a write. Exact because such an algorithm admits a call
+-- while the units left cover its cost, and a refusal leaves the state as it was, so the next call is refused alike;
+-- an admitted call's reset is the last one's, or follows from it. Made only for a batch that has such a run.
+local decide_run
 
 for i = 6, 5 + call_args do
   local argument = ARGV[i]
   local call = parsed[argument] or parse(argument)
-  if call.plain then
+  if call.shared then
+    if not decide_run then
+      function decide_run(run)
+        local from = k + 1
+        if not (run.plain and run[1].algorithm.runs) then
+          -- Each call takes the run's keys again.
+          for _ = 1, run.times do
+            k = from - 1
+            if run.n == 1 then
+              decide_one(run.op, run[1], run.cost, run.till)
+            else
+              decide_all(run)
+            end
+          end
+          return
+        end
+        local r, cost, apply = run[1], run.cost, run.apply
+        local algorithm, window, more = r.algorithm, r.window, run.times - 1
+        k = from
+        r.key = keys[k]
+        local allowed, remaining, reset, retry = algorithm.check(r, now, cost, apply)
+        push(window, allowed, remaining, reset, retry)
+        if not apply or not allowed then
+          -- Peeks, or consumes after a refusal: each decided as the first, the state untouched.
+          for _ = 1, more do
+            push(window, allowed, remaining, reset, retry)
+          end
+          return
+        end
+        local admitted = min(more, remaining >= cost and (remaining - remaining % cost) / cost or 0)
+        if admitted > 0 then
+          local _, last, at, _, units = algorithm.check(r, now, admitted * cost, true)
+          local reset_of = algorithm.runs
+          for j = 1, admitted do
+            local behind = (admitted - j) * cost
+            push(window, true, last + behind, reset_of == true and at or reset_of(r, units, behind), 0)
+          end
+        end
+        if admitted < more then
+          allowed, remaining, reset, retry = algorithm.check(r, now, cost, false)
+          for _ = admitted + 1, more do
+            push(window, allowed, remaining, reset, retry)
+          end
+        end
+      end
+    end
+    decide_run(call)
+  elseif call.plain then
     -- What decide_one does for such a call, without its calls and branches: most calls of a batch take this path
     -- (per fixed-window decision of a batch, 17,200 Redis instructions through decide_one, 16,000 here).
     local r, cost, apply, check = call[1], call.cost, call.apply, call[1].algorithm.check
     local window = r.window
     local base = window + 1
-    local times = call.times
-    -- A hot key's calls come in a row (a run whose keys are all one): see decide_run.
-    local runs = times > 1 and r.algorithm.runs
-    local done = 0
-    while done < times do
+    for _ = 1, call.times do
       k = k + 1
-      local key = keys[k]
-      r.key = key
-      local same = 1
-      if call.shared then
-        same = times
-      elseif runs then
-        -- Lua strings are interned: comparing two keys compares two pointers.
-        while done + same < times and keys[k + same] == key do
-          same = same + 1
-        end
-      end
+      r.key = keys[k]
       local allowed, remaining, reset, retry = check(r, now, cost, apply)
       -- An admission that packs, packed as push does, without the call to push: -2.8% of a batched fixed-window
       -- decision and -2.2% of a token-bucket one (callgrind, 22,601 -> 21,968 and 33,707 -> 32,975 Redis instructions).
@@ -556,27 +565,9 @@ for i = 6, 5 + call_args do
       else
         push(window, allowed, remaining, reset, retry)
       end
-      if same > 1 then
-        if runs then
-          decide_run(r, cost, apply, same - 1, allowed, remaining, reset, retry)
-        else
-          for _ = 2, same do
-            push(window, check(r, now, cost, apply))
-          end
-        end
-        if not call.shared then
-          k = k + same - 1
-        end
-      end
-      done = done + same
     end
   else
-    local from = k
     for _ = 1, call.times do
-      -- A run on one set of keys takes them again for each call.
-      if call.shared then
-        k = from
-      end
       if call.n == 1 then
         decide_one(call.op, call[1], call.cost, call.till)
       else
