@@ -9,7 +9,10 @@
 // --lua: the folder holding sliding-window.lua and includes/ (default: this checkout's lua/), e.g. an older copy.
 // Scenarios (default all): b1, b2, b10: each key holds 'b' and 1, 2 or 10 live cells, the current one among them
 // (b1 is the store bench's usual state: its runs start on an empty Redis and last less than a 6 s cell); new: every
-// decision on a key not yet written; lone-b1, lone-new: the same as lone calls. Every decision is admitted.
+// decision on a key not yet written; lone-b1, lone-new: the same as lone calls; hot-b1: every batch's 31 calls on ONE
+// key (b1), sent as the store sends a hot key's run ('31=c1', the key once); hot-repeated-b1: the same calls as the
+// store sent them before runs on one key were decided at once ('31:c1', the key 31 times; the form an older --lua
+// understands). Every decision is admitted.
 import { Redis } from 'ioredis';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,7 +21,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../support/redis-process.mjs';
 
-const SCENARIOS = ['b1', 'b2', 'b10', 'new', 'lone-b1', 'lone-new'];
+const SCENARIOS = ['b1', 'b2', 'b10', 'new', 'lone-b1', 'lone-new', 'hot-b1', 'hot-repeated-b1'];
 const KEY_COUNT = 300;
 const BATCH = 31;
 const N = Number(process.env.CALLGRIND_N ?? 40);
@@ -59,6 +62,13 @@ async function instructions(scenario, batches) {
     const sha = await client.script('LOAD', script);
     const batch = (keys, now) => client.evalsha(sha, keys.length, ...keys, String(now), DEADLINE, '1', '1', '0', `${keys.length}:c1`, ...DEFINITION);
     const lone = (key) => client.evalsha(sha, 1, key, String(NOW_US), DEADLINE, 'c', ...DEFINITION);
+    const hot = (key) => client.evalsha(sha, 1, key, String(NOW_US), DEADLINE, '1', '1', '0', `${BATCH}=c1`, ...DEFINITION);
+    const decide = (next) => {
+      if (scenario.startsWith('lone')) return Promise.all(Array.from({ length: BATCH }, () => lone(next())));
+      if (scenario.startsWith('hot-repeated')) return batch(Array.from({ length: BATCH }, () => names[0]), NOW_US);
+      if (scenario.startsWith('hot')) return hot(names[0]);
+      return batch(Array.from({ length: BATCH }, next), NOW_US);
+    };
     const names = Array.from({ length: KEY_COUNT }, (_, i) => `sw6000:k${i}`);
     const cells = Number(/b(\d+)$/.exec(scenario)?.[1] ?? 0);
     // The oldest cell first, so that 'b' is the first cell's, as in a key written over time.
@@ -68,7 +78,7 @@ async function instructions(scenario, batches) {
     let cursor = 0;
     const nextKey = () => (cells > 0 ? names[cursor++ % KEY_COUNT] : `sw6000:new${cursor++}`);
     for (let b = 0; b < batches; b++) {
-      const replies = scenario.startsWith('lone') ? await Promise.all(Array.from({ length: BATCH }, () => lone(nextKey()))) : await batch(Array.from({ length: BATCH }, nextKey), NOW_US);
+      const replies = await decide(nextKey);
       if (replies.length !== BATCH || replies.some((r) => typeof r !== 'number' || r < 0)) throw new Error(`not every decision was admitted: ${JSON.stringify(replies)}`);
     }
     // Not awaited: the server closes the connection instead of replying.
