@@ -490,8 +490,9 @@ local function decide_all(call)
 end
 
 -- A run of one key's identical calls ('N=': a hot key's), decided as the calls one by one. For a plain call of an
--- algorithm with `runs` (see the prelude): a check for the first, then one for all the rest admitted and one for
--- those refused after them, where each call was a read and a write. Exact because such an algorithm admits a call
+-- algorithm with `runs` (see the prelude): one charge of all its units when they fit; else a check for the first,
+-- one charge for the rest admitted and one check for those refused after them, where each call was a read and a
+-- write. Exact because such an algorithm admits a call
 -- while the units left cover its cost, and a refusal leaves the state as it was, so the next call is refused alike;
 -- an admitted call's reset is the last one's, or follows from it. Made only for a batch that has such a run.
 local decide_run
@@ -517,8 +518,21 @@ for i = 6, 5 + call_args do
         end
         local r, cost, apply = run[1], run.cost, run.apply
         local algorithm, window, more = r.algorithm, r.window, run.times - 1
+        local reset_of = algorithm.runs
         k = from
         r.key = keys[k]
+        if apply then
+          -- Most runs fit (a busy key under its limit): all their units in one charge, admitted only if every call
+          -- would be; else it refused, leaving the state as it was, and the run is decided as below.
+          local fits, last, at, _, units = algorithm.check(r, now, run.times * cost, true)
+          if fits then
+            for j = 1, run.times do
+              local behind = (run.times - j) * cost
+              push(window, true, last + behind, reset_of == true and at or reset_of(r, units, behind), 0)
+            end
+            return
+          end
+        end
         local allowed, remaining, reset, retry = algorithm.check(r, now, cost, apply)
         push(window, allowed, remaining, reset, retry)
         if not apply or not allowed then
@@ -531,7 +545,6 @@ for i = 6, 5 + call_args do
         local admitted = min(more, remaining >= cost and (remaining - remaining % cost) / cost or 0)
         if admitted > 0 then
           local _, last, at, _, units = algorithm.check(r, now, admitted * cost, true)
-          local reset_of = algorithm.runs
           for j = 1, admitted do
             local behind = (admitted - j) * cost
             push(window, true, last + behind, reset_of == true and at or reset_of(r, units, behind), 0)

@@ -84,25 +84,40 @@ describe("a run of one key's calls in a turn, on one redis-server", () => {
   }
 
   // Fixed window: a consume counts first (INCR, INCRBY for several units), a refusal after a run's charge reads (GET).
-  it.each([
-    ['sliding-window', ['hgetall']],
-    ['fixed-window', ['incr', 'incrby', 'get']],
-    ['token-bucket', ['get']],
-    ['gcra', ['get']],
-    ['sliding-log', ['zcard']],
-  ] as const)("reads a %s key three times for a turn of 40 calls on it, admitted and refused (it read it for each)", async (algorithm, commands) => {
-    const rule = defineRule({ algorithm, limit: 25, window: 60_000 }, 'hot');
+  const READS = {
+    'sliding-window': ['hgetall'],
+    'fixed-window': ['incr', 'incrby', 'get'],
+    'token-bucket': ['get'],
+    gcra: ['get'],
+    'sliding-log': ['zcard'],
+  } as const;
+
+  /** One lone call, then a turn of 40 calls on the same key; the reads of the key Redis made, and the turn's decisions. */
+  async function hotTurn(algorithm: keyof typeof READS, limit: number) {
+    const rule = defineRule({ algorithm, limit, window: 60_000 }, 'hot');
     const store = new RedisStore(client, { keyPrefix: uniquePrefix() });
-    // One call first: the turn's calls then go together, behind it.
     let decisions: { allowed: boolean; remaining: number }[] = [];
-    const reads = await commandCalls(commands, async () => {
+    const reads = await commandCalls(READS[algorithm], async () => {
       const first = store.consume('hot', rule);
       decisions = await Promise.all(Array.from({ length: 40 }, () => store.consume('hot', rule)));
       await first;
     });
+    return { reads, decisions };
+  }
+
+  it.each(Object.keys(READS) as (keyof typeof READS)[])("reads a %s key once for a turn of 40 calls on it that fit under its limit (it read it for each)", async (algorithm) => {
+    const { reads, decisions } = await hotTurn(algorithm, 100);
+    expect(decisions.map((d) => d.remaining)).toEqual(Array.from({ length: 40 }, (_, i) => 98 - i));
+    // The lone first call, then the turn's one charge.
+    expect(reads).toBe(2);
+  });
+
+  it.each(Object.keys(READS) as (keyof typeof READS)[])("reads a %s key four times for a turn of 40 calls on it, admitted and refused (it read it for each)", async (algorithm) => {
+    const { reads, decisions } = await hotTurn(algorithm, 25);
     expect(decisions.filter((d) => d.allowed)).toHaveLength(24);
     expect(decisions.map((d) => d.remaining).slice(0, 25)).toEqual([...Array.from({ length: 24 }, (_, i) => 23 - i), 0]);
-    // The lone first call reads once; the run, once for its first call, once to charge the rest, once to refuse.
-    expect(reads).toBe(4);
+    // The lone first call; then the run: its charge of all 40 refused, its first call, one charge for the rest
+    // admitted, one check for those refused.
+    expect(reads).toBe(5);
   });
 });
