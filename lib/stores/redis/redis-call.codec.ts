@@ -28,8 +28,8 @@ interface EncodedCall {
 /**
  * Builds one script call's KEYS and ARGV in the driver's layout (lua/includes/driver.lua): each rule's definition
  * once per batch, each call one short argument naming its definitions and costs (identical calls in a row one
- * argument, 'N:' and the call, or 'N=' and the call when they are all on one tracker's keys, sent once), a lockout key only for a rule with a lockout, a parameter only for an algorithm that
- * has one.
+ * argument, 'N:' and the call, or 'N=' and the call when they are all on one tracker's keys, sent once), a lockout
+ * key only for a rule with a lockout, a parameter only for an algorithm that has one.
  */
 export function encodeBatch(calls: readonly ScriptCall[], head: ScriptHead, crossSlot: boolean): EncodedCall {
   if (calls.length === 1 && !crossSlot) {
