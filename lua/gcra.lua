@@ -21,11 +21,8 @@
 --- @include "exact"
 
 ALGORITHMS['gcra'] = {
-  -- A run of one key's calls is decided at once (the driver's decide_run): a call `behind` units before the last
-  -- left the TAT that many emission intervals earlier.
-  runs = function(r, tat, behind)
-    return ceil_div(tat - behind * r.interval, r.d)
-  end,
+  -- A run of one key's calls is decided at once (the driver's decide_run).
+  runs = reset_behind,
   -- Reads its parameter (max_burst + 1) from ARGV; see the driver.
   param = true,
   -- T = period / count, as units of 1/d µs (prepare_interval, lua/includes/exact.lua).

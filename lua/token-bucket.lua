@@ -23,11 +23,8 @@
 --- @include "exact"
 
 ALGORITHMS['tb'] = {
-  -- A run of one key's calls is decided at once (the driver's decide_run): a call `behind` tokens before the last
-  -- owed that many intervals less.
-  runs = function(r, after, behind)
-    return ceil_div(after - behind * r.interval, r.d)
-  end,
+  -- A run of one key's calls is decided at once (the driver's decide_run).
+  runs = reset_behind,
   -- Reads its parameter (refill) from ARGV; see the driver.
   param = true,
   -- A token every window / refill µs, as units of 1/d µs (prepare_interval, lua/includes/exact.lua).

@@ -492,9 +492,9 @@ end
 -- A run of one key's identical calls ('N=': a hot key's), decided as the calls one by one. For a plain call of an
 -- algorithm with `runs` (see the prelude): one charge of all its units when they fit; else a check for the first,
 -- one charge for the rest admitted and one check for those refused after them, where each call was a read and a
--- write. Exact because such an algorithm admits a call
--- while the units left cover its cost, and a refusal leaves the state as it was, so the next call is refused alike;
--- an admitted call's reset is the last one's, or follows from it. Made only for a batch that has such a run.
+-- write. Exact because such an algorithm admits a call while the units left cover its cost, and a refusal leaves the
+-- state as it was, so the next call is refused alike; an admitted call's reset is the last one's, or follows from
+-- it. Made only for a batch that has such a run.
 local decide_run
 
 for i = 6, 5 + call_args do
@@ -502,6 +502,16 @@ for i = 6, 5 + call_args do
   local call = parsed[argument] or parse(argument)
   if call.shared then
     if not decide_run then
+      -- The decisions of `count` calls of a run admitted by one charge of `cost` units each, which left `last` units
+      -- and replied the reset `at` (and `units`, for an algorithm whose resets follow from it).
+      local function push_admitted(r, count, cost, last, at, units)
+        local reset_of = r.algorithm.runs
+        for j = 1, count do
+          local behind = (count - j) * cost
+          push(r.window, true, last + behind, reset_of == true and at or reset_of(r, units, behind), 0)
+        end
+      end
+
       function decide_run(run)
         local from = k + 1
         if not (run.plain and run[1].algorithm.runs) then
@@ -518,7 +528,6 @@ for i = 6, 5 + call_args do
         end
         local r, cost, apply = run[1], run.cost, run.apply
         local algorithm, window, more = r.algorithm, r.window, run.times - 1
-        local reset_of = algorithm.runs
         k = from
         r.key = keys[k]
         if apply then
@@ -526,10 +535,7 @@ for i = 6, 5 + call_args do
           -- would be; else it refused, leaving the state as it was, and the run is decided as below.
           local fits, last, at, _, units = algorithm.check(r, now, run.times * cost, true)
           if fits then
-            for j = 1, run.times do
-              local behind = (run.times - j) * cost
-              push(window, true, last + behind, reset_of == true and at or reset_of(r, units, behind), 0)
-            end
+            push_admitted(r, run.times, cost, last, at, units)
             return
           end
         end
@@ -545,10 +551,7 @@ for i = 6, 5 + call_args do
         local admitted = min(more, remaining >= cost and (remaining - remaining % cost) / cost or 0)
         if admitted > 0 then
           local _, last, at, _, units = algorithm.check(r, now, admitted * cost, true)
-          for j = 1, admitted do
-            local behind = (admitted - j) * cost
-            push(window, true, last + behind, reset_of == true and at or reset_of(r, units, behind), 0)
-          end
+          push_admitted(r, admitted, cost, last, at, units)
         end
         if admitted < more then
           allowed, remaining, reset, retry = algorithm.check(r, now, cost, false)

@@ -31,6 +31,13 @@ local function ceil_div(a, b)
   return q
 end
 
+-- The reset (µs) of a call admitted `behind` units before the last of a run on one key (the driver's decide_run), from
+-- `units`, the instant check returned for the last (the bucket's debt, the GCRA's TAT, units of 1/r.d µs): each unit
+-- less is one interval less.
+local function reset_behind(r, units, behind)
+  return ceil_div(units - behind * r.interval, r.d)
+end
+
 -- Rule `r`'s interval, window / rate µs, as r.interval units of 1/r.d µs (coprime integers). Once per definition in
 -- a batch: a gcd loop, not redone per decision. r.step, the string INCRBY sends for a one-unit move, is made by
 -- advance_instant when first needed: a lone call seldom needs it, and its format was 2,100 of a lone token-bucket

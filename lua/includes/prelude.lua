@@ -4,8 +4,8 @@
 -- prepare = fn(rule), run once per rule definition of a batch, for what is worked out from the rule alone, and
 -- lease_end = fn(rule, now), for an algorithm whose units taken ahead count only until an instant (see the driver's 'l'),
 -- and `runs` for one whose check admits while the units left cover the cost and leaves the state as it was when it
--- refuses: the driver then decides a run of one key's calls with a check for the first, one for the rest admitted and
--- one for the rest refused (decide_run). runs = true when every call admitted at one instant after the first reports
+-- refuses: the driver then decides a run of one key's calls with one charge of all their units, or when they do not
+-- fit, a check for the first, one charge for the rest admitted and one check for those refused (decide_run). runs = true when every call admitted at one instant after the first reports
 -- the same reset; else runs = fn(rule, units, behind), the reset of an admitted call `behind` units before the last,
 -- from `units`, the fifth value check returns on an admission.
 -- check returns: allowed (boolean), remaining, reset_after (µs), retry_after (µs; -1 = never, for GCRA).
