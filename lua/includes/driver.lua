@@ -229,12 +229,13 @@ local function parse(argument)
   if op == 'g' then
     -- A give-back: 'g', one rule, its units, '@' and the instant after which they no longer go back.
     local rule, cost, till = string.match(spec, '^g(%d+)%*?(%d*)@(%d+)$')
-    call = { definitions[tonumber(rule)], op = op, n = 1, cost = cost == '' and 1 or tonumber(cost), till = till + 0 }
+    call = { definitions[tonumber(rule)], op = op, n = 1, cost = cost == '' and 1 or tonumber(cost), till = till + 0, times = times, shared = shared }
   elseif ref then
     -- One rule, one unit: most calls, read without a pattern, in one table.
-    call = { definitions[ref], op = op, n = 1, cost = 1, plain = false, apply = op == 'c' }
+    -- Every field set below is named here: a field added later grows the table.
+    call = { definitions[ref], op = op, n = 1, cost = 1, apply = op == 'c', plain = false, general = false, times = times, shared = shared }
   else
-    call = { op = op, n = 0, costs = {} }
+    call = { op = op, n = 0, costs = {}, times = times, shared = shared }
     for rule, cost in string.gmatch(spec, '(%d+)%*?(%d*)') do
       local i = call.n + 1
       call.n = i
@@ -245,246 +246,262 @@ local function parse(argument)
     call.cost = call.costs[1]
     call.apply = op == 'c'
   end
-  call.plain = call.n == 1 and (op == 'c' or op == 'p') and call[1].block == 0 and not call[1].override
-  call.times, call.shared = times, shared
+  local plain = call.n == 1 and (op == 'c' or op == 'p') and call[1].block == 0 and not call[1].override
+  call.plain = plain
+  -- Decided by decide_one or decide_all (see `general` below), not by the plain path or decide_run's own.
+  call.general = not (plain and (not shared or call[1].algorithm.runs))
   parsed[argument] = call
   return call
 end
 
--- Gives rule `r` its cost and next keys.
-local function take_keys(r, cost)
-  r.cost = cost
-  k = k + 1
-  r.key = keys[k]
-  if r.block > 0 then
+-- Whether the batch has a call the plain path and the run path below do not decide: several rules, a lockout, an
+-- override, a refund, a take or a give-back. Most batches have none, and the functions that decide those calls are
+-- then not made: a script's functions are made anew on every call, and these were 6.5% of a batch of one plain call
+-- (callgrind). The arguments are parsed here, once each; the loop below finds them in `parsed`.
+local general = false
+for i = 6, 5 + call_args do
+  local argument = ARGV[i]
+  local call = parsed[argument] or parse(argument)
+  general = general or call.general
+end
+
+local decide_one, decide_all
+if general then
+  -- Gives rule `r` its cost and next keys.
+  local function take_keys(r, cost)
+    r.cost = cost
     k = k + 1
-    r.block_key = keys[k]
-  end
-  if r.override then
-    k = k + 1
-    r.override_key = keys[k]
-  end
-end
-
--- Applies overridable rule `r`'s override (lib/overrides), made only for a batch that has such a rule. Its key holds
--- 'until:limit' or 'until:b' (a block), until in µs on the decisions' clock, then what the service lists; the key's
--- own expiry only cleans up. Sets r.limit to the limit in force, and r.blocked to a block's time left (µs) or false.
-local apply_override
-if has_override then
-  function apply_override(r)
-    r.limit, r.blocked = r.own_limit, false
-    local raw = rcall('GET', r.override_key)
-    if not raw then
-      return
+    r.key = keys[k]
+    if r.block > 0 then
+      k = k + 1
+      r.block_key = keys[k]
     end
-    local ends, what = string.match(raw, '^(%d+):(%w+)')
-    if not ends or ends - now <= 0 then
-      return
+    if r.override then
+      k = k + 1
+      r.override_key = keys[k]
     end
-    if what == 'b' then
-      r.blocked = ends - now
-    else
-      r.limit = what + 0
-    end
-  end
-end
-
--- An overridable rule's decision: the limit in force first (see the reply above), then the decision; a block refuses
--- with its time left as the wait, touching nothing.
-local function push_overridden(r, allowed, remaining, reset, retry)
-  n = n + 1
-  reply[n] = r.limit >= BARE and int(r.limit) or r.limit
-  if r.blocked then
-    push(r.window, false, 0, r.blocked, r.blocked)
-  else
-    push(r.window, allowed, remaining, reset, retry)
-  end
-end
-
--- The lockout functions (their callers ask them only for a rule with a lockout), made only for a batch that has
--- such a rule: a script's functions are made anew on every call, a measurable part of a small batch's time.
-local lockout_left, locked_out, lock_out
-if has_lockout then
-  -- Rule `r`'s lockout length (µs) at `level`, and the level capped at the first whose length reaches max (what the key
-  -- stores). An escalating lockout lasts base × factor^level ms, rounded to the nearest ms, at most max: factor^level
-  -- is taken as products, not `^`, whose last bit may differ from V8's (twin: lib/algorithms/lockout.escalation.ts).
-  -- At most 100 products: define-rule.ts refuses a rule that needs more to reach max.
-  local function lockout_length(r, level)
-    if not r.factor then
-      return r.block, 0
-    end
-    local length, i = r.block / 1000, 0
-    while i < level and length < r.max do
-      length = length * r.factor
-      i = i + 1
-    end
-    return min(floor(length + 0.5), r.max) * 1000, i
   end
 
-  -- The lockout's time left (µs) when rule `r` is locked out, else nil. The lockout key holds when it started and its
-  -- level ('start' at level 0, else 'start:level'), kept in r.started and r.level for lock_out. The current rule's
-  -- length applies (a shortened one at once); at most that length from now, even if the clock stepped back.
-  function lockout_left(r)
-    r.started = nil
-    local raw = rcall('GET', r.block_key)
-    if not raw then
-      return nil
-    end
-    local level = 0
-    local colon = string.find(raw, ':', 1, true)
-    if colon then
-      level = string.sub(raw, colon + 1) + 0
-      raw = string.sub(raw, 1, colon - 1)
-    end
-    r.started, r.level = raw + 0, level
-    local length = lockout_length(r, level)
-    local left = min(r.started + length - now, length)
-    if left > 0 then
-      return left
-    end
-    return nil
-  end
-
-  -- A locked-out rule's decision. The algorithm is asked too, writing nothing: the wait reported must also be enough
-  -- to pass it then; if it would pass, its state is reported as it is, not as after a charge that is not made.
-  function locked_out(r, left)
-    local allowed, _, reset, retry = r.algorithm.check(r, now, r.cost, false)
-    if allowed then
-      allowed, _, reset, retry = r.algorithm.check(r, now, 0, false)
-    end
-    return false, 0, max(reset, left), retry < 0 and -1 or max(retry, left)
-  end
-
-  -- Starts rule `r`'s lockout after a refusal (lockout_left has read its key). An escalating lockout goes one level up
-  -- when the previous one ended less than forgetAfter ago, else back to 0; its key lives until forgetAfter after its
-  -- end, holding the level that long. The wait is the longer of the lockout and the algorithm's own: waiting the
-  -- lockout alone could be refused again, and start another lockout. A rule whose lockout's end restarts the count
-  -- (r.restart) deletes its state key here: nothing is charged while locked out, so the end finds a full budget, and
-  -- the wait is the lockout's.
-  function lock_out(r, reset, retry)
-    local level, forget = 0, 0
-    if r.factor then
-      forget = r.forget
-      if r.started and now < r.started + lockout_length(r, r.level) + forget then
-        local _
-        _, level = lockout_length(r, r.level + 1)
+  -- Applies overridable rule `r`'s override (lib/overrides), made only for a batch that has such a rule. Its key holds
+  -- 'until:limit' or 'until:b' (a block), until in µs on the decisions' clock, then what the service lists; the key's
+  -- own expiry only cleans up. Sets r.limit to the limit in force, and r.blocked to a block's time left (µs) or false.
+  local apply_override
+  if has_override then
+    function apply_override(r)
+      r.limit, r.blocked = r.own_limit, false
+      local raw = rcall('GET', r.override_key)
+      if not raw then
+        return
+      end
+      local ends, what = string.match(raw, '^(%d+):(%w+)')
+      if not ends or ends - now <= 0 then
+        return
+      end
+      if what == 'b' then
+        r.blocked = ends - now
+      else
+        r.limit = what + 0
       end
     end
-    local length = lockout_length(r, level)
-    rcall('SET', r.block_key, level > 0 and int(now) .. ':' .. level or int(now), 'PX', (length + forget) / 1000)
-    if r.restart then
-      rcall('DEL', r.key)
-      return length, retry < 0 and -1 or length
-    end
-    return max(reset, length), retry < 0 and -1 or max(retry, length)
   end
-end
 
--- One rule: it can write as it checks. Its definition's table is used as is: calls are decided one at a time.
--- `till`: a give-back's instant (see the call arguments above).
-local function decide_one(op, r, cost, till)
-  take_keys(r, cost)
-  if r.override then
-    apply_override(r)
-  end
-  if op == 'r' then
-    r.algorithm.refund(r, now, r.cost)
-    return
-  end
-  if op == 'g' then
-    -- Past its instant the take's units were counted in a window (or cell) that is over: given back now, they would
-    -- be taken off a later one's count, which they never were in.
-    if till == 0 or now < till then
-      r.algorithm.refund(r, now, r.cost)
-    end
-    return
-  end
-  if op == 'l' then
-    local lease_end = r.algorithm.lease_end
-    local ends = lease_end and lease_end(r, now) or 0
-    reply[n + 1] = ends
-    reply[n + 2] = ends > 0 and ends - now or 0
-    n = n + 2
-  end
-  if r.blocked then
-    push_overridden(r)
-    return
-  end
-  local left = r.block > 0 and lockout_left(r)
-  if left then
-    if r.override then
-      push_overridden(r, locked_out(r, left))
+  -- An overridable rule's decision: the limit in force first (see the reply above), then the decision; a block refuses
+  -- with its time left as the wait, touching nothing.
+  local function push_overridden(r, allowed, remaining, reset, retry)
+    n = n + 1
+    reply[n] = r.limit >= BARE and int(r.limit) or r.limit
+    if r.blocked then
+      push(r.window, false, 0, r.blocked, r.blocked)
     else
-      push(r.window, locked_out(r, left))
+      push(r.window, allowed, remaining, reset, retry)
     end
-    return
   end
-  local allowed, remaining, reset, retry = r.algorithm.check(r, now, r.cost, op == 'c' or op == 'l')
-  if op == 'c' and not allowed and r.block > 0 then
-    reset, retry = lock_out(r, reset, retry)
-  end
-  if r.override then
-    push_overridden(r, allowed, remaining, reset, retry)
-  else
-    push(r.window, allowed, remaining, reset, retry)
-  end
-end
 
--- Several rules: all are checked before any writes. Each state key appears once (the stores merge repeated
--- entries into one rule), so the second check of an admitted call sees the state the first saw and admits again.
--- One definition may serve two of its rules (two trackers), so each rule gets a copy of its own.
-local pool
-local function decide_all(call)
-  local op, count = call.op, call.n
-  pool = pool or {}
-  for i = 1, count do
-    local r = {}
-    for field, value in pairs(call[i]) do
-      r[field] = value
+  -- The lockout functions (their callers ask them only for a rule with a lockout), made only for a batch that has
+  -- such a rule: a script's functions are made anew on every call, a measurable part of a small batch's time.
+  local lockout_left, locked_out, lock_out
+  if has_lockout then
+    -- Rule `r`'s lockout length (µs) at `level`, and the level capped at the first whose length reaches max (what the key
+    -- stores). An escalating lockout lasts base × factor^level ms, rounded to the nearest ms, at most max: factor^level
+    -- is taken as products, not `^`, whose last bit may differ from V8's (twin: lib/algorithms/lockout.escalation.ts).
+    -- At most 100 products: define-rule.ts refuses a rule that needs more to reach max.
+    local function lockout_length(r, level)
+      if not r.factor then
+        return r.block, 0
+      end
+      local length, i = r.block / 1000, 0
+      while i < level and length < r.max do
+        length = length * r.factor
+        i = i + 1
+      end
+      return min(floor(length + 0.5), r.max) * 1000, i
     end
-    pool[i] = r
-    take_keys(r, call.costs[i])
+
+    -- The lockout's time left (µs) when rule `r` is locked out, else nil. The lockout key holds when it started and its
+    -- level ('start' at level 0, else 'start:level'), kept in r.started and r.level for lock_out. The current rule's
+    -- length applies (a shortened one at once); at most that length from now, even if the clock stepped back.
+    function lockout_left(r)
+      r.started = nil
+      local raw = rcall('GET', r.block_key)
+      if not raw then
+        return nil
+      end
+      local level = 0
+      local colon = string.find(raw, ':', 1, true)
+      if colon then
+        level = string.sub(raw, colon + 1) + 0
+        raw = string.sub(raw, 1, colon - 1)
+      end
+      r.started, r.level = raw + 0, level
+      local length = lockout_length(r, level)
+      local left = min(r.started + length - now, length)
+      if left > 0 then
+        return left
+      end
+      return nil
+    end
+
+    -- A locked-out rule's decision. The algorithm is asked too, writing nothing: the wait reported must also be enough
+    -- to pass it then; if it would pass, its state is reported as it is, not as after a charge that is not made.
+    function locked_out(r, left)
+      local allowed, _, reset, retry = r.algorithm.check(r, now, r.cost, false)
+      if allowed then
+        allowed, _, reset, retry = r.algorithm.check(r, now, 0, false)
+      end
+      return false, 0, max(reset, left), retry < 0 and -1 or max(retry, left)
+    end
+
+    -- Starts rule `r`'s lockout after a refusal (lockout_left has read its key). An escalating lockout goes one level up
+    -- when the previous one ended less than forgetAfter ago, else back to 0; its key lives until forgetAfter after its
+    -- end, holding the level that long. The wait is the longer of the lockout and the algorithm's own: waiting the
+    -- lockout alone could be refused again, and start another lockout. A rule whose lockout's end restarts the count
+    -- (r.restart) deletes its state key here: nothing is charged while locked out, so the end finds a full budget, and
+    -- the wait is the lockout's.
+    function lock_out(r, reset, retry)
+      local level, forget = 0, 0
+      if r.factor then
+        forget = r.forget
+        if r.started and now < r.started + lockout_length(r, r.level) + forget then
+          local _
+          _, level = lockout_length(r, r.level + 1)
+        end
+      end
+      local length = lockout_length(r, level)
+      rcall('SET', r.block_key, level > 0 and int(now) .. ':' .. level or int(now), 'PX', (length + forget) / 1000)
+      if r.restart then
+        rcall('DEL', r.key)
+        return length, retry < 0 and -1 or length
+      end
+      return max(reset, length), retry < 0 and -1 or max(retry, length)
+    end
+  end
+
+  -- One rule: it can write as it checks. Its definition's table is used as is: calls are decided one at a time.
+  -- `till`: a give-back's instant (see the call arguments above).
+  function decide_one(op, r, cost, till)
+    take_keys(r, cost)
     if r.override then
       apply_override(r)
     end
-  end
-  if op == 'r' then
-    for i = 1, count do
-      pool[i].algorithm.refund(pool[i], now, pool[i].cost)
+    if op == 'r' then
+      r.algorithm.refund(r, now, r.cost)
+      return
     end
-    return
-  end
-  local decisions, all = {}, true
-  for i = 1, count do
-    local r = pool[i]
-    local left = not r.blocked and r.block > 0 and lockout_left(r)
-    local d
+    if op == 'g' then
+      -- Past its instant the take's units were counted in a window (or cell) that is over: given back now, they would
+      -- be taken off a later one's count, which they never were in.
+      if till == 0 or now < till then
+        r.algorithm.refund(r, now, r.cost)
+      end
+      return
+    end
+    if op == 'l' then
+      local lease_end = r.algorithm.lease_end
+      local ends = lease_end and lease_end(r, now) or 0
+      reply[n + 1] = ends
+      reply[n + 2] = ends > 0 and ends - now or 0
+      n = n + 2
+    end
     if r.blocked then
-      d = { false, 0, r.blocked, r.blocked }
-      d.blocked = true
-    elseif left then
-      d = { locked_out(r, left) }
-      d.blocked = true
-    else
-      d = { r.algorithm.check(r, now, r.cost, false) }
+      push_overridden(r)
+      return
     end
-    all = all and d[1]
-    decisions[i] = d
-  end
-  for i = 1, count do
-    local r, d = pool[i], decisions[i]
-    if op == 'c' and all then
-      d = { r.algorithm.check(r, now, r.cost, true) }
-    elseif op == 'c' and d[1] then
-      -- Nothing was charged: report this rule's state as it is, not as it would have been after the charge.
-      d = { r.algorithm.check(r, now, 0, false) }
-    elseif op == 'c' and r.block > 0 and not d.blocked then
-      d[3], d[4] = lock_out(r, d[3], d[4])
+    local left = r.block > 0 and lockout_left(r)
+    if left then
+      if r.override then
+        push_overridden(r, locked_out(r, left))
+      else
+        push(r.window, locked_out(r, left))
+      end
+      return
+    end
+    local allowed, remaining, reset, retry = r.algorithm.check(r, now, r.cost, op == 'c' or op == 'l')
+    if op == 'c' and not allowed and r.block > 0 then
+      reset, retry = lock_out(r, reset, retry)
     end
     if r.override then
-      push_overridden(r, d[1], d[2], d[3], d[4])
+      push_overridden(r, allowed, remaining, reset, retry)
     else
-      push(r.window, d[1], d[2], d[3], d[4])
+      push(r.window, allowed, remaining, reset, retry)
+    end
+  end
+
+  -- Several rules: all are checked before any writes. Each state key appears once (the stores merge repeated
+  -- entries into one rule), so the second check of an admitted call sees the state the first saw and admits again.
+  -- One definition may serve two of its rules (two trackers), so each rule gets a copy of its own.
+  local pool
+  function decide_all(call)
+    local op, count = call.op, call.n
+    pool = pool or {}
+    for i = 1, count do
+      local r = {}
+      for field, value in pairs(call[i]) do
+        r[field] = value
+      end
+      pool[i] = r
+      take_keys(r, call.costs[i])
+      if r.override then
+        apply_override(r)
+      end
+    end
+    if op == 'r' then
+      for i = 1, count do
+        pool[i].algorithm.refund(pool[i], now, pool[i].cost)
+      end
+      return
+    end
+    local decisions, all = {}, true
+    for i = 1, count do
+      local r = pool[i]
+      local left = not r.blocked and r.block > 0 and lockout_left(r)
+      local d
+      if r.blocked then
+        d = { false, 0, r.blocked, r.blocked }
+        d.blocked = true
+      elseif left then
+        d = { locked_out(r, left) }
+        d.blocked = true
+      else
+        d = { r.algorithm.check(r, now, r.cost, false) }
+      end
+      all = all and d[1]
+      decisions[i] = d
+    end
+    for i = 1, count do
+      local r, d = pool[i], decisions[i]
+      if op == 'c' and all then
+        d = { r.algorithm.check(r, now, r.cost, true) }
+      elseif op == 'c' and d[1] then
+        -- Nothing was charged: report this rule's state as it is, not as it would have been after the charge.
+        d = { r.algorithm.check(r, now, 0, false) }
+      elseif op == 'c' and r.block > 0 and not d.blocked then
+        d[3], d[4] = lock_out(r, d[3], d[4])
+      end
+      if r.override then
+        push_overridden(r, d[1], d[2], d[3], d[4])
+      else
+        push(r.window, d[1], d[2], d[3], d[4])
+      end
     end
   end
 end
@@ -498,8 +515,7 @@ end
 local decide_run
 
 for i = 6, 5 + call_args do
-  local argument = ARGV[i]
-  local call = parsed[argument] or parse(argument)
+  local call = parsed[ARGV[i]]
   if call.shared then
     if not decide_run then
       -- The decisions of `count` calls of a run admitted by one charge of `cost` units each, which left `last` units
