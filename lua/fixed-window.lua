@@ -26,8 +26,8 @@
 -- as tests inject; the driver's ARGV[1]), decisions follow that clock and Redis's does not: a key made a few ms
 -- before its window ends could expire before a call made moments later in real time, at the same instant of that
 -- clock, losing its count. Such keys live a second longer: the value names its window, so outliving it changes no
--- decision.
-local FW_SLACK_MS = ARGV[1] == '' and 0 or 1000
+-- decision. (app_clock: see the prelude.)
+local FW_SLACK_MS = 1000
 
 -- Returns the current window's end (µs), its count so far, and whether the stored value is another window's
 -- (or missing), in which case the count starts from 0.
@@ -62,7 +62,7 @@ local function fw_take(r, now, cost)
   end
   -- The key was missing (INCRBY made it `cost`) or held another window: this window starts empty.
   if cost <= r.limit then
-    rcall('SET', r.key, int(window_end + cost), 'PX', ceil_ms(window_end - now) + FW_SLACK_MS)
+    rcall('SET', r.key, int(window_end + cost), 'PX', ceil_ms(window_end - now) + (app_clock and FW_SLACK_MS or 0))
     return true, r.limit - cost, window_end - now, 0
   end
   if value == cost then
@@ -85,7 +85,7 @@ ALGORITHMS['fw'] = {
     if count + cost <= r.limit then
       -- A consume of 0 units (fw_take counts the others: the stores send none, the twin has the same branch).
       if apply and fresh then
-        rcall('SET', r.key, int(window_end), 'PX', ceil_ms(window_end - now) + FW_SLACK_MS)
+        rcall('SET', r.key, int(window_end), 'PX', ceil_ms(window_end - now) + (app_clock and FW_SLACK_MS or 0))
       end
       if cost == 0 and count == 0 then
         return true, r.limit, 0, 0

@@ -15,7 +15,7 @@ const KNOWN_OPTIONS = new Set([
   'store', 'keyPrefix', 'defaultRule', 'rules', 'headers', 'trustProxy', 'ipv6Subnet', 'skip', 'errorMessage',
   'clock', 'config', 'configPath', 'refreshIntervalMs', 'failurePolicy', 'timeoutMs', 'coalesce', 'circuitBreaker',
   'blockCache', 'metrics', 'onDecision', 'onRejected', 'audit', 'startDegraded', 'ignoreUserAgents', 'getTracker', 'generateKey',
-  'mode', 'shadowHeaders', 'clientLibrary', 'openTelemetry',
+  'mode', 'shadowHeaders', 'clientLibrary', 'openTelemetry', 'functions',
 ]);
 
 /** Validates everything but the rules and the store (compiled and created elsewhere); errors name the option. */
@@ -64,6 +64,8 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   const maxBatch = coalesceOption === false ? 0 : (coalesceOption.maxBatch ?? DEFAULT_MAX_BATCH);
   if (coalesceOption !== false && (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 10_000)) throw new RateLimitConfigError('coalesce.maxBatch', maxBatch, 'an integer from 1 to 10000');
   const coalesce = coalesceOption === false ? false : { maxBatch };
+  const functions = options.functions === undefined ? true : options.functions;
+  if (typeof functions !== 'boolean') throw new RateLimitConfigError('functions', functions, 'true or false');
   const startDegraded = options.startDegraded ?? false;
   if (typeof startDegraded !== 'boolean') throw new RateLimitConfigError('startDegraded', startDegraded, 'true or false');
   const breaker = options.circuitBreaker ?? {};
@@ -95,6 +97,7 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
     timeoutMs,
     clientLibrary,
     coalesce,
+    functions,
     startDegraded,
     circuitBreaker,
     blockCacheKeys,

@@ -30,10 +30,10 @@ export interface StoreHandle {
 
 /** Builds the store the `store` option describes; a client it creates is of `settings.clientLibrary`, or of the first library installed. */
 export async function createStore(option: RateLimitModuleOptions['store'], settings: RateLimitSettings): Promise<StoreHandle> {
-  const { keyPrefix, clock, timeoutMs, coalesce } = settings;
+  const { keyPrefix, clock, timeoutMs, coalesce, functions } = settings;
   const redisStore = (client: RedisClientPort, owned: boolean, description: string): StoreHandle => ({
     // The client itself, not its adapter: `RedisStore.client` is the app's client, as before.
-    store: new RedisStore(client.client, { keyPrefix, clock, timeoutMs, coalesce }),
+    store: new RedisStore(client.client, { keyPrefix, clock, timeoutMs, coalesce, functions }),
     client,
     owned,
     connectionErrors: owned ? new RedisConnectionErrors(client) : undefined,

@@ -32,6 +32,8 @@ export interface RateLimitSettings {
   readonly clientLibrary?: CreatableClientLibrary;
   /** The Redis store's coalescing: false, or the most decisions per script call. */
   readonly coalesce: false | { maxBatch: number };
+  /** The Redis store calls its scripts as a function library where it can. */
+  readonly functions: boolean;
   /** Start on the failure policy when Redis refuses the connection for a reason retrying cannot fix. */
   readonly startDegraded: boolean;
   readonly circuitBreaker: Required<CircuitBreakerOptions>;

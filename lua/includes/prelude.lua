@@ -12,14 +12,17 @@
 local ALGORITHMS = {}
 
 -- The library functions every decision calls, as locals: a global (and `math.`/`redis.` field) lookup per use
--- was a measurable part of a batch's script time.
-local rcall, floor, max, min = redis.call, math.floor, math.max, math.min
+-- was a measurable part of a batch's script time. Bound by the driver at its first call (see decide): a function
+-- library being loaded cannot read them yet.
+local rcall, floor, max, min, format
+-- Whether this call's decisions are on the app's clock (the driver's ARGV[1]), not Redis's TIME: set by the driver
+-- on every call.
+local app_clock = false
 
 -- Integers are written with string.format: Lua's tostring would print 1.7e+15, which Redis cannot keep
 -- int-encoded. '%d' (the number cast to a C long, exact below 2^53) took about half the time of '%.0f' (180 against
 -- 380 ns in Redis's Lua), which a token bucket, GCRA or sliding window decision pays for every write; '%.0f' stays
 -- for a value that is not a whole number, which it rounds where '%d' would truncate.
-local format = string.format
 local function int(x)
   if x % 1 == 0 then
     return format('%d', x)

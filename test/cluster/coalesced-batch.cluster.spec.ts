@@ -58,7 +58,7 @@ describe('a coalesced batch on a 3-master Redis Cluster whose calls span slots',
   async function scriptCalls(): Promise<number> {
     const infos = await Promise.all(client.nodes('master').map((n) => n.info('commandstats')));
     let total = 0;
-    for (const info of infos) for (const m of info.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)) total += Number(m[1]);
+    for (const info of infos) for (const m of info.matchAll(/^cmdstat_(?:eval|evalsha|fcall):calls=(\d+)/gm)) total += Number(m[1]);
     return total;
   }
 

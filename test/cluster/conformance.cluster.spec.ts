@@ -121,7 +121,7 @@ describe('RateLimitModule with store { cluster: nodes } on a real 3-master Redis
   async function scriptCalls(): Promise<number> {
     const infos = await Promise.all(admin.nodes('master').map((n) => n.info('commandstats')));
     let total = 0;
-    for (const info of infos) for (const m of info.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)) total += Number(m[1]);
+    for (const info of infos) for (const m of info.matchAll(/^cmdstat_(?:eval|evalsha|fcall):calls=(\d+)/gm)) total += Number(m[1]);
     return total;
   }
   /** Connections named `name` on each master. */

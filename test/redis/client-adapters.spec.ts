@@ -24,7 +24,8 @@ describe.each<ClientLibrary>(CLIENT_LIBRARIES)('a RedisStore through a %s client
   afterAll(() => opened?.close());
 
   it('decides on Redis after a SCRIPT FLUSH, by one NOSCRIPT and one resend of the source, counting the call once', async () => {
-    const store = new RedisStore(opened.client, { keyPrefix: uniquePrefix() });
+    // EVALSHA only: with the function library loaded, a SCRIPT FLUSH would not touch the FCALL (below).
+    const store = new RedisStore(opened.client, { keyPrefix: uniquePrefix(), functions: false });
     expect((await store.consume('k', RULE)).remaining).toBe(4);
     await admin.script('FLUSH');
     await admin.config('RESETSTAT');
@@ -33,6 +34,19 @@ describe.each<ClientLibrary>(CLIENT_LIBRARIES)('a RedisStore through a %s client
     expect(commandCalls(stats, 'evalsha')).toBe(1);
     expect(commandCalls(stats, 'eval')).toBe(1);
     expect(stats).toMatch(/^errorstat_NOSCRIPT:count=1\b/m);
+  });
+
+  it('decides on Redis after a SCRIPT FLUSH and a FUNCTION FLUSH, by one call answered NOSCRIPT or "Function not found" and one resend of the source', async () => {
+    const store = new RedisStore(opened.client, { keyPrefix: uniquePrefix() });
+    expect((await store.consume('k', RULE)).remaining).toBe(4);
+    expect((await store.consume('k', RULE)).remaining).toBe(3);
+    await Promise.all([admin.script('FLUSH'), admin.call('FUNCTION', 'FLUSH')]);
+    await admin.config('RESETSTAT');
+    expect((await store.consume('k', RULE)).remaining).toBe(2);
+    const stats = await admin.info('commandstats');
+    expect(commandCalls(stats, 'evalsha') + commandCalls(stats, 'fcall')).toBe(1);
+    expect(commandCalls(stats, 'eval')).toBe(1);
+    expect(/^cmdstat_eval:.*failed_calls=0\b/m.test(stats)).toBe(true);
   });
 
   it('decides on Redis with timeoutMs set, once its clock is read through the client for the deadlines', async () => {

@@ -3,8 +3,10 @@ import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-serve
 
 // ioredis resends a script once per socket on NOSCRIPT, but cannot see a SCRIPT FLUSH sent by another client:
 // with calls in flight across two flushes, a resend sent as EVALSHA met NOSCRIPT again and reached the caller
-// (1 to 11 calls of 200, in about one run of twenty). Many rounds here, so the race shows.
-describe('SCRIPT FLUSH from another client while 200 calls are in flight', () => {
+// (1 to 11 calls of 200, in about one run of twenty). Many rounds here, so the race shows. FUNCTION FLUSH is sent with
+// each: a call in flight as FCALL meets "Function not found" and is resent the same way, and a library loaded
+// meanwhile is flushed under the calls that would use it.
+describe('SCRIPT FLUSH and FUNCTION FLUSH from another client while 200 calls are in flight', () => {
   let redis: TestRedis;
   beforeAll(async () => {
     redis = await startRedis({ own: true });
@@ -32,8 +34,8 @@ describe('SCRIPT FLUSH from another client while 200 calls are in flight', () =>
       );
       // Two flushes among the calls: the second can land between a resend's EVAL and the EVALSHA that follows it.
       await new Promise((resolve) => setImmediate(resolve));
-      await admin.script('FLUSH');
-      await admin.script('FLUSH');
+      await Promise.all([admin.script('FLUSH'), admin.call('FUNCTION', 'FLUSH')]);
+      await Promise.all([admin.script('FLUSH'), admin.call('FUNCTION', 'FLUSH')]);
       await Promise.all(calls);
       failures = failures.slice(0, 5);
     }

@@ -26,7 +26,7 @@ async function flood(rl: ResilientApp, client: string): Promise<Answer[]> {
 /** Script runs on Redis (EVALSHA, or EVAL after a NOSCRIPT) since the last CONFIG RESETSTAT. */
 async function scriptRuns(admin: Redis): Promise<number> {
   const stats = await admin.info('commandstats');
-  return commandCalls(stats, 'evalsha') + commandCalls(stats, 'eval');
+  return commandCalls(stats, 'evalsha') + commandCalls(stats, 'eval') + commandCalls(stats, 'fcall');
 }
 
 // A client refused with Retry-After: T is refused again until T has passed, whatever Redis would say; the

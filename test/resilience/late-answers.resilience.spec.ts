@@ -55,9 +55,9 @@ describe.each<AppClient>(APP_CLIENTS)('answers the primary gives after the failu
       // Redis ran it at once and counted 3 units; once its reply is read, late, the units are given back.
       const counted = () => admin.zcard(ruleKeys(prefix, rule, 'k').state);
       await waitFor('Redis to run the call', async () => (await counted()) === 3);
-      await waitFor('the units given back', async () => (await counted()) === 0);
       const direct = new RedisStore(admin, { keyPrefix: prefix });
-      expect(await direct.peek('k', other, 0)).toMatchObject({ remaining: 10 });
+      // One refund per rule: script calls of their own, which Redis may run with other commands between them.
+      await waitFor('the units given back', async () => (await counted()) === 0 && (await direct.peek('k', other, 0)).remaining === 10);
       // The fallback counted the request, as it decided it.
       expect(await store.fallback.peek('k', rule, 0)).toMatchObject({ remaining: 7 });
     });

@@ -155,7 +155,7 @@ describe('the fallback copy of the overrides, refreshed on its own', () => {
     const rule = defineRule({ limit: 2, window: '1h', algorithm: 'fixed-window', overrides: true }, 'default');
     const scriptCalls = async () => {
       const stats = await admin.info('commandstats');
-      return commandCalls(stats, 'evalsha') + commandCalls(stats, 'eval');
+      return commandCalls(stats, 'evalsha') + commandCalls(stats, 'eval') + commandCalls(stats, 'fcall');
     };
     try {
       for (const key of ['a', 'b', 'c']) await writer.overrides.set('default', key, { limit: 9, ttlMs: 3_600_000 });

@@ -30,10 +30,10 @@ async function onServer<T>(port: number, fn: (client: Redis) => Promise<T>): Pro
   }
 }
 
-/** Script calls a server ran to the end (those answered NOSCRIPT left out) since its last CONFIG RESETSTAT. */
+/** Script calls a server ran to the end (those answered NOSCRIPT or 'Function not found' left out) since its last CONFIG RESETSTAT. */
 function scriptRuns(commandstats: string): number {
   let runs = 0;
-  for (const command of ['evalsha', 'eval']) {
+  for (const command of ['evalsha', 'eval', 'fcall']) {
     const stats = new RegExp(`^cmdstat_${command}:calls=(\\d+).*?rejected_calls=(\\d+),failed_calls=(\\d+)`, 'm').exec(commandstats);
     if (stats) runs += Number(stats[1]) - Number(stats[3]);
   }

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { luaScript, type LuaScript } from './clients/redis-script.call.js';
 
 /**
  * `lua/` sits at the package root, which is three levels above this file in the sources (lib/stores/redis) and the
@@ -31,9 +32,48 @@ function read(name: string): string {
   return source;
 }
 
-/** An algorithm's script with its `--- @include "x"` lines replaced by `lua/includes/x.lua` (as BullMQ does). */
-export function loadScript(name: string): string {
+/** A script's code with its `--- @include "x"` lines replaced by `lua/includes/x.lua` (as BullMQ does). */
+function code(name: string): string {
   return read(name).replace(INCLUDE, (_line, include: string) => read(join('includes', include)));
+}
+
+/** The head of the driver's function (lua/includes/driver.lua), which a function library registers. */
+const DRIVER_HEAD = '\nlocal function decide(KEYS, ARGV)\n';
+
+/**
+ * Code that includes the driver, as an EVAL's script: the driver's body is the script's own, not a function made on
+ * every call to be called once (2,500 Redis instructions of a lone call). Its `return`s then end the script.
+ */
+function asScriptBody(driverCode: string): string {
+  const head = driverCode.lastIndexOf(DRIVER_HEAD);
+  const end = driverCode.lastIndexOf('\nend');
+  if (head < 0 || end < head || driverCode.slice(end + 4).trim() !== '') throw new Error('lua/includes/driver.lua must be one function, decide(KEYS, ARGV), at the end of the script');
+  return `${driverCode.slice(0, head)}\n${driverCode.slice(head + DRIVER_HEAD.length, end)}\n`;
+}
+
+/** A script's source for EVAL: its code with its includes in place. */
+export function loadScript(name: string): string {
+  return read(name).includes('--- @include "driver"') ? asScriptBody(code(name)) : code(name);
+}
+
+/**
+ * A script of the driver's (`driverCode` ends with the driver, `decide`) for EVAL, and the same code as a function
+ * library that registers `decide`, both named after the EVAL script's SHA-1 (`rrl_<sha>`): instances of two versions of
+ * this package share a server without calling each other's code. `flags`: the script's flags (a shebang for EVAL, the
+ * function's flags in the library), e.g. 'allow-cross-slot-keys'. `functions: false`: for EVAL only, no library.
+ */
+export function decisionScript(driverCode: string, { functions = true, flags }: { functions?: boolean; flags?: string } = {}): LuaScript {
+  const source = `${flags ? `#!lua flags=${flags}\n` : ''}${asScriptBody(driverCode)}`;
+  if (!functions) return luaScript(source);
+  const { sha } = luaScript(source);
+  const name = `rrl_${sha}`;
+  const register = `redis.register_function{function_name = '${name}', callback = decide${flags ? `, flags = { '${flags}' }` : ''}}`;
+  return luaScript(source, { name, library: `#!lua name=${name}\n${driverCode}\n${register}\n` });
+}
+
+/** An algorithm's code with its includes, the driver a function (see decisionScript). */
+export function loadDriverCode(name: string): string {
+  return code(name);
 }
 
 /** The part of an algorithm's script between its includes: the code that registers it with the driver. */
@@ -46,7 +86,7 @@ function body(name: string): string {
   return source.slice(start + '--- @include "prelude"'.length, end).replace(INCLUDE, '');
 }
 
-/** One script holding every algorithm, for `consumeAll` over rules of different algorithms in one round trip. */
+/** The code of one script holding every algorithm, for `consumeAll` over rules of different algorithms in one round trip. */
 export function loadCombinedScript(names: readonly string[]): string {
   return [
     '-- All rate-limit algorithms behind one driver, assembled from lua/*.lua by lua-script.loader.ts.',

@@ -6,10 +6,10 @@ import type { BudgetGrant, BudgetStore } from '../../interfaces/budget.interface
 import type { Decision, MultiDecision } from '../../interfaces/decision.interface.js';
 import type { RateLimitRule } from '../../interfaces/rule.interface.js';
 import type { RateLimitStore, RuleKey } from '../../interfaces/store.interface.js';
-import { loadCombinedScript, loadScript } from './lua-script.loader.js';
+import { decisionScript, loadCombinedScript, loadDriverCode } from './lua-script.loader.js';
 import { RedisClockOffset } from './redis-clock.offset.js';
 import { RedisOverrideStore } from './redis-override.store.js';
-import { luaScript, type LuaScript } from './clients/redis-script.call.js';
+import type { LuaScript } from './clients/redis-script.call.js';
 import { DEFAULT_MAX_BATCH, RedisCallBatcher, type CoalesceOptions, type PendingCall } from './redis-call.batcher.js';
 import { ReplyReader, checkReply, encodeBatch, type ScriptCall, type ScriptReply } from './redis-call.codec.js';
 import { expandDecisions, planRule, planRules, type PlannedRule, type StoreOp } from '../store.plan.js';
@@ -42,6 +42,15 @@ export interface RedisStoreOptions {
    * a batch, see MAX_BATCH_ENTRIES) holds back. `true` is the default. @default { maxBatch: 64 }
    */
   coalesce?: boolean | CoalesceOptions;
+  /**
+   * Call the decision scripts as a Redis function library: loaded once per server (`FUNCTION LOAD`, a library named
+   * `rrl_<sha1 of the script>`), then called with `FCALL`, where the server has functions (Redis 7+, Valkey) and
+   * the client is ioredis or iovalkey. A library's code is made once, when it is loaded, where an `EVALSHA` makes the
+   * script's functions and tables anew on every call: a lone decision costs Redis about a quarter fewer instructions.
+   * Where the server refuses `FUNCTION LOAD` (Redis 6, an ACL, a renamed command), and on node-redis and GLIDE clients,
+   * scripts go as `EVALSHA`. `false`: `EVALSHA` only, nothing kept in the server's function libraries. @default true
+   */
+  functions?: boolean;
 }
 
 /** A command reached Redis after its deadline, so nothing was recorded. */
@@ -121,11 +130,15 @@ export class RedisStore implements RateLimitStore {
     // Measured now, so that the first decisions carry a deadline in Redis's clock (until then, one in ours).
     if (this.timeoutMs !== undefined) this.redisClock.start();
     const scripts = Object.values(ALGORITHM_DEFINITIONS).map((d) => d.script);
-    for (const script of scripts) this.scripts.set(script, luaScript(loadScript(script)));
+    if (options.functions !== undefined && typeof options.functions !== 'boolean') {
+      throw new RangeError(`Invalid Redis store option "functions": ${String(options.functions)} (expected true or false)`);
+    }
+    const functions = options.functions !== false;
+    for (const script of scripts) this.scripts.set(script, decisionScript(loadDriverCode(script), { functions }));
     const combined = loadCombinedScript(scripts);
-    this.scripts.set(COMBINED, luaScript(combined));
+    this.scripts.set(COMBINED, decisionScript(combined, { functions }));
     this.crossSlot = this.port.isCluster;
-    if (this.port.isCluster) this.scripts.set(CROSS_SLOT, luaScript(`#!lua flags=allow-cross-slot-keys\n${combined}`));
+    if (this.port.isCluster) this.scripts.set(CROSS_SLOT, decisionScript(combined, { functions, flags: 'allow-cross-slot-keys' }));
     const coalesce = options.coalesce === undefined || options.coalesce === true ? {} : options.coalesce;
     if (coalesce !== false) {
       const maxBatch = coalesce.maxBatch ?? DEFAULT_MAX_BATCH;

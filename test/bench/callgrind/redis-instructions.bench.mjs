@@ -13,7 +13,8 @@
 //   node test/bench/callgrind/redis-instructions.bench.mjs          all subjects, N = 5000 (about 3 minutes)
 //   CALLGRIND_N=10000 node test/bench/callgrind/redis-instructions.bench.mjs fixed-window rlf
 // Subjects: each algorithm through the module with coalescing on (fixed-window, sliding-window, token-bucket, gcra,
-// sliding-log), `<algorithm>-off` with coalescing off, and rlf (RateLimiterRedis, auto-pipelining off).
+// sliding-log), `<algorithm>-off` with coalescing off, and rlf (RateLimiterRedis, auto-pipelining off); any of ours
+// followed by `-eval` with `functions: false` (EVALSHA, not the function library's FCALL).
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
 import { spawn, execFileSync } from 'node:child_process';
@@ -91,10 +92,11 @@ async function open(subject, port) {
     const limiter = new RateLimiterRedis({ storeClient: client, points: 10_000_000, duration: WINDOW_S });
     return { call: (key) => limiter.consume(key).then(() => true, (refusal) => refusal), close: () => client.quit() };
   }
-  const coalesce = !subject.endsWith('-off');
-  const algorithm = subject.replace(/-off$/, '');
+  const functions = !subject.endsWith('-eval');
+  const coalesce = !subject.replace(/-eval$/, '').endsWith('-off');
+  const algorithm = subject.replace(/-eval$/, '').replace(/-off$/, '');
   const rule = ruleFor(algorithm, algorithm === 'sliding-log' ? 1_000 : 10_000_000);
-  const options = { store: { host: '127.0.0.1', port }, timeoutMs: TIMEOUT_MS, metrics: false, ...(coalesce ? {} : { coalesce: false }) };
+  const options = { store: { host: '127.0.0.1', port }, timeoutMs: TIMEOUT_MS, metrics: false, ...(coalesce ? {} : { coalesce: false }), ...(functions ? {} : { functions: false }) };
   const app = await NestFactory.createApplicationContext(RateLimitModule.forRoot(options), { logger: ['error'] });
   const service = app.get(RateLimitService);
   const call = (key) => service.decide([{ key, rule }]).then((r) => (r.allowed && !r.decisions[0].degraded ? true : r.decisions[0]));

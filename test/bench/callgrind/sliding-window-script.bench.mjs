@@ -5,8 +5,9 @@
 // figures, move between runs; here they cannot, and two versions of the script compare within about 2%.
 //
 // Run (needs `valgrind` and `redis-server`; no build):
-//   node test/bench/callgrind/sliding-window-script.bench.mjs [--lua <dir>] [scenario ...]
+//   node test/bench/callgrind/sliding-window-script.bench.mjs [--lua <dir>] [--functions] [scenario ...]
 // --lua: the folder holding sliding-window.lua and includes/ (default: this checkout's lua/), e.g. an older copy.
+// --functions: the script as a function library (FUNCTION LOAD once, then FCALL), as RedisStore calls it on ioredis.
 // Scenarios (default all): b1, b2, b10: each key holds 'b' and 1, 2 or 10 live cells, the current one among them
 // (b1 is the store bench's usual state: its runs start on an empty Redis and last less than a 6 s cell); new: every
 // decision on a key not yet written; lone-b1, lone-new: the same as lone calls; hot-b1: every batch's 31 calls on ONE
@@ -36,11 +37,18 @@ const DEFINITION = ['sw', '10000000', String(WINDOW_MS), '0', String(SEGMENTS)];
 const args = process.argv.slice(2);
 const luaAt = args.indexOf('--lua');
 const luaDir = luaAt >= 0 ? resolve(args.splice(luaAt, 2)[1]) : join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'lua');
+const functions = args.includes('--functions') && args.splice(args.indexOf('--functions'), 1).length > 0;
 const scenarios = args.length > 0 ? args : SCENARIOS;
 const include = (name) => readFileSync(join(luaDir, 'includes', `${name}.lua`), 'utf8');
-const script = readFileSync(join(luaDir, 'sliding-window.lua'), 'utf8').replace(/^--- @include "([\w-]+)"\s*$/gm, (_line, name) => include(name));
+const code = readFileSync(join(luaDir, 'sliding-window.lua'), 'utf8').replace(/^--- @include "([\w-]+)"\s*$/gm, (_line, name) => include(name));
+// Since the driver is a function (decide), a function library registers it, and an EVAL's script is its body
+// (lib/stores/redis/lua-script.loader.ts, asScriptBody); an older driver is the script's body as it is.
+const head = code.lastIndexOf('\nlocal function decide(KEYS, ARGV)\n');
+if (functions && head < 0) throw new Error(`--functions: the driver in ${luaDir} is not a function`);
+const script = head < 0 ? code : `${code.slice(0, head)}\n${code.slice(head + 35, code.lastIndexOf('\nend'))}\n`;
+const library = `#!lua name=swbench\n${code}\nredis.register_function('swbench', decide)\n`;
 
-console.log(`| scenario (${luaDir}) | Redis instructions / decision (N = ${N} x ${BATCH}) |\n| --- | ---: |`);
+console.log(`| scenario (${luaDir}${functions ? ', FCALL' : ''}) | Redis instructions / decision (N = ${N} x ${BATCH}) |\n| --- | ---: |`);
 for (const scenario of scenarios) {
   if (!SCENARIOS.includes(scenario)) throw new Error(`unknown scenario ${scenario}: one of ${SCENARIOS.join(', ')}`);
   const once = await instructions(scenario, N);
@@ -60,9 +68,11 @@ async function instructions(scenario, batches) {
   try {
     await client.ping();
     const sha = await client.script('LOAD', script);
-    const batch = (keys, now) => client.evalsha(sha, keys.length, ...keys, String(now), DEADLINE, '1', '1', '0', `${keys.length}:c1`, ...DEFINITION);
-    const lone = (key) => client.evalsha(sha, 1, key, String(NOW_US), DEADLINE, 'c', ...DEFINITION);
-    const hot = (key) => client.evalsha(sha, 1, key, String(NOW_US), DEADLINE, '1', '1', '0', `${BATCH}=c1`, ...DEFINITION);
+    if (functions) await client.call('FUNCTION', 'LOAD', library);
+    const run = (keyCount, ...rest) => (functions ? client.call('FCALL', 'swbench', keyCount, ...rest) : client.evalsha(sha, keyCount, ...rest));
+    const batch = (keys, now) => run(keys.length, ...keys, String(now), DEADLINE, '1', '1', '0', `${keys.length}:c1`, ...DEFINITION);
+    const lone = (key) => run(1, key, String(NOW_US), DEADLINE, 'c', ...DEFINITION);
+    const hot = (key) => run(1, key, String(NOW_US), DEADLINE, '1', '1', '0', `${BATCH}=c1`, ...DEFINITION);
     const decide = (next) => {
       if (scenario.startsWith('lone')) return Promise.all(Array.from({ length: BATCH }, () => lone(next())));
       if (scenario.startsWith('hot-repeated')) return batch(Array.from({ length: BATCH }, () => names[0]), NOW_US);

@@ -37,12 +37,13 @@ export const ruleFor = (algorithm, limit) => defineRule({ algorithm, limit, wind
  * Our module in an application context: `store` as forRoot takes it (a redis:// URL, { cluster }, 'memory', or a
  * client of any library, which the caller closes).
  * `coalesce: false` turns coalescing off; true or undefined leave the module's default (on, { maxBatch: 64 }).
+ * `functions: false` keeps the scripts to EVALSHA (the module's default: a function library, FCALL).
  * Metrics go to a registry of this run.
  */
-export async function moduleSubject({ store, algorithm, limit, coalesce }) {
+export async function moduleSubject({ store, algorithm, limit, coalesce, functions }) {
   const rule = ruleFor(algorithm, limit);
   const registry = new promClient.Registry();
-  const options = { store, metrics: { registry }, ...(coalesce === false ? { coalesce: false } : {}) };
+  const options = { store, metrics: { registry }, ...(coalesce === false ? { coalesce: false } : {}), ...(functions === false ? { functions: false } : {}) };
   const app = await NestFactory.createApplicationContext(RateLimitModule.forRoot(options), { logger: ['error'] });
   const service = app.get(RateLimitService);
   // A promise chain, as the peers' subjects are: an async wrapper would add a promise and a turn of its own.

@@ -3,14 +3,14 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 /** A TCP proxy in front of a Redis: see `slowRepliesProxy`. */
 export interface SlowRepliesProxy {
   port: number;
-  /** Script calls (EVALSHA or EVAL) passed on to Redis so far. */
+  /** Script calls (EVALSHA, EVAL or FCALL) passed on to Redis so far. */
   readonly scriptCalls: number;
   /** `scriptCalls` when each reply was passed back, in order. */
   readonly scriptCallsAtReplies: number[];
   close(): Promise<void>;
 }
 
-const SCRIPT_CALL = /\r\n(?:evalsha|eval)\r\n/gi;
+const SCRIPT_CALL = /\r\n(?:evalsha|eval|fcall)\r\n/gi;
 
 /**
  * A TCP proxy in front of the Redis on `port` that passes commands on at once and holds every reply for `delayMs`:

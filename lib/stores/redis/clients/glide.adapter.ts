@@ -1,7 +1,7 @@
 import type { GlideClientLike, GlideClusterClientLike, GlideRoute, RedisArg } from '../../../interfaces/redis-client.interface.js';
-import { isNoScript, type LuaScript } from './redis-script.call.js';
+import type { LuaScript } from './redis-script.call.js';
 import calculateSlot from 'cluster-key-slot';
-import { LoadedScripts } from './loaded-scripts.js';
+import { LoadedScripts, sendScript } from './loaded-scripts.js';
 import { resendWhileSlotMoves } from './slot-move.resend.js';
 import type { ClusterPrimary, RedisClientPort, WriteCorker } from './redis-client.port.js';
 
@@ -89,22 +89,12 @@ export class GlideAdapter implements RedisClientPort {
     return this.isCluster ? resendWhileSlotMoves(sent, () => this.sendScript<Reply>(script, place, keys[0], args)) : sent;
   }
 
-  /** `args` as EVAL the first time, else as EVALSHA and again as EVAL after a NOSCRIPT. */
+  /**
+   * `args` (EVAL's after the first two) as FCALL, EVALSHA or EVAL (see sendScript); never as FCALL on a Cluster, whose
+   * places here are slots (GLIDE exposes no slot table).
+   */
   private async sendScript<Reply>(script: LuaScript, place: string, firstKey: string | undefined, args: string[]): Promise<Reply> {
-    const evalFirst = !this.loaded.knownOrMark(place, script.sha);
-    args[0] = evalFirst ? 'EVAL' : 'EVALSHA';
-    args[1] = evalFirst ? script.source : script.sha;
-    try {
-      return (await this.sendScriptCommand(firstKey, args)) as Reply;
-    } catch (error) {
-      if (evalFirst || !isNoScript(error)) throw error;
-      // NOSCRIPT: the script did not run; its source goes to the same node (routed by the same key).
-      this.loaded.forget(place);
-      this.loaded.knownOrMark(place, script.sha);
-      args[0] = 'EVAL';
-      args[1] = script.source;
-      return (await this.sendScriptCommand(firstKey, args)) as Reply;
-    }
+    return (await sendScript(this.loaded, place, script, args, (sent) => this.sendScriptCommand(firstKey, sent), !this.isCluster)) as Reply;
   }
 
   /** On a Cluster, `args` as a pipeline of one command routed by `firstKey`; else (or without ClusterBatch) as `send`. */

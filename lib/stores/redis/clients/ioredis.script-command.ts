@@ -1,9 +1,17 @@
 import type { Cluster, Command, Redis } from 'ioredis';
 import type { IoRedisLibrary } from './client-library.loader.js';
-import { isNoScript, type LuaScript } from './redis-script.call.js';
+import { isNoFunction, isNoScript, type LuaScript } from './redis-script.call.js';
 
 /** Per connection (its socket), the SHAs of the scripts it has sent as EVAL: its server has them since. */
 const LOADED = new WeakMap<object, Set<string>>();
+
+/**
+ * Per connection, the scripts whose function library its server has (true), has refused (false: no FUNCTION on Redis
+ * 6, an ACL without it, a renamed command) or is loading. A script goes as FCALL only where its library is known to be
+ * loaded, so an FCALL answered "not found" is as rare as a NOSCRIPT (a FUNCTION FLUSH, or a restart that kept the
+ * connection's server without its data).
+ */
+const FUNCTIONS = new WeakMap<object, Map<string, boolean | 'loading'>>();
 
 /**
  * A script call whose argument list is sent as it is given. ioredis's Command flattens the list it is given
@@ -32,15 +40,22 @@ function defineScriptCommand(Command: IoRedisLibrary['Command']): ScriptCommandC
 
     override toWritable(socket: object): string | Buffer {
       this.socket = socket;
+      const { fn, sha } = this.script;
+      if (fn !== undefined && !this.alwaysEval && FUNCTIONS.get(socket)?.get(sha) === true) {
+        this.name = 'fcall';
+        this.args[0] = fn.name;
+        return super.toWritable(socket);
+      }
       let loaded = LOADED.get(socket);
       if (loaded === undefined) LOADED.set(socket, (loaded = new Set()));
-      if (this.alwaysEval || !loaded.has(this.script.sha)) {
-        loaded.add(this.script.sha);
+      if (this.alwaysEval || !loaded.has(sha)) {
+        loaded.add(sha);
         this.name = 'eval';
         this.args[0] = this.script.source;
-      } else if (this.name === 'eval') {
+      } else {
+        // Also a command first written as FCALL, which a Cluster redirection writes again to another node.
         this.name = 'evalsha';
-        this.args[0] = this.script.sha;
+        this.args[0] = sha;
       }
       return super.toWritable(socket);
     }
@@ -84,16 +99,49 @@ export async function callScript<Reply = number[]>(
     args[2 + keys.length + i] = typeof arg === 'string' ? arg : String(arg);
   }
   const command = new ScriptCommand(script, args);
+  let reply: Reply;
   try {
-    return await send<Reply>(client, command);
+    reply = await send<Reply>(client, command);
   } catch (error) {
-    if (!isNoScript(error)) throw error;
+    const noFunction = isNoFunction(error);
+    if (!noFunction && !isNoScript(error)) throw error;
     // The connection's server no longer has it: the next call on this connection goes as EVAL too. The resend is an
     // EVAL whatever connection it takes (with calls in flight across two SCRIPT FLUSHes, or on a Cluster node that
     // took over a slot, a connection marked as having it may not).
-    if (command.socket) LOADED.get(command.socket)?.delete(script.sha);
+    if (command.socket) {
+      if (noFunction) FUNCTIONS.get(command.socket)?.delete(script.sha);
+      LOADED.get(command.socket)?.delete(script.sha);
+    }
     return await send<Reply>(client, new ScriptCommand(script, args.slice(), true));
   }
+  if (script.fn !== undefined && command.name !== 'fcall' && command.socket !== undefined) loadFunction(client, command.socket, script);
+  return reply;
+}
+
+/**
+ * Has the server of `socket` load `script`'s function library, once per connection, after the script ran there as EVAL
+ * or EVALSHA: the calls after it go as FCALL once the library is loaded, and as EVALSHA meanwhile, in the order they are
+ * made. Its server is the client (standalone, Sentinel) or the Cluster node whose connection `socket` is.
+ */
+function loadFunction(client: Redis | Cluster, socket: object, script: LuaScript): void {
+  let states = FUNCTIONS.get(socket);
+  if (states === undefined) FUNCTIONS.set(socket, (states = new Map()));
+  if (states.has(script.sha)) return;
+  const server = client.isCluster ? (client as Cluster).nodes('all').find((node) => node.stream === socket) : (client as Redis).stream === socket ? (client as Redis) : undefined;
+  if (server === undefined) return;
+  const loaded = states;
+  loaded.set(script.sha, 'loading');
+  server.call('FUNCTION', 'LOAD', script.fn!.library).then(
+    () => loaded.set(script.sha, true),
+    (error: Error) => {
+      // Loaded meanwhile by another connection or instance: the same code under the same name.
+      if (/already exists/i.test(error.message)) loaded.set(script.sha, true);
+      // The server refused it (no FUNCTION before Redis 7, an ACL, a renamed command): EVALSHA stays.
+      else if (error.name === 'ReplyError') loaded.set(script.sha, false);
+      // The connection failed: tried again after the next call on it.
+      else loaded.delete(script.sha);
+    },
+  );
 }
 
 function send<Reply>(client: Redis | Cluster, command: Command): Promise<Reply> {

@@ -1,11 +1,18 @@
+import { isNoFunction, isNoScript, type LuaScript } from './redis-script.call.js';
+
+/** How long a place that did not load a script's function library (refused, or not reached) keeps to EVALSHA before it is asked again, in ms. */
+export const RETRY_FUNCTION_LOAD_MS = 60_000;
+
 /**
  * The scripts an adapter has sent as EVAL, per place (a Cluster node, a slot, or '' for the one server): that
  * server has them since, so they go as EVALSHA there. A script not known there goes as EVAL at once, never as an
  * EVALSHA answered NOSCRIPT and resent: the resend would run after calls made later in the same turn (a batch of
- * another script on the same keys), and decide them out of order.
+ * another script on the same keys), and decide them out of order. And per place, the scripts whose function library
+ * it has loaded (they go as FCALL there), is loading, or did not load (when, in ms).
  */
 export class LoadedScripts {
   private readonly byPlace = new Map<string, Set<string>>();
+  private readonly functions = new Map<string, Map<string, true | 'loading' | number>>();
 
   /** Whether `sha` goes as EVALSHA to `place`; if not, it is taken as loaded there from now on (sent as EVAL). */
   knownOrMark(place: string, sha: string): boolean {
@@ -20,4 +27,87 @@ export class LoadedScripts {
   forget(place: string): void {
     this.byPlace.delete(place);
   }
+
+  /** Whether `sha` goes as FCALL to `place`: its library was loaded there. */
+  hasFunction(place: string, sha: string): boolean {
+    return this.functions.get(place)?.get(sha) === true;
+  }
+
+  /** Whether to ask `place` to load `sha`'s library now: not loaded, not being loaded, not refused lately. Marks it loading. */
+  startLoading(place: string, sha: string, now = Date.now()): boolean {
+    let states = this.functions.get(place);
+    if (states === undefined) this.functions.set(place, (states = new Map()));
+    const state = states.get(sha);
+    if (state === true || state === 'loading' || (typeof state === 'number' && now - state < RETRY_FUNCTION_LOAD_MS)) return false;
+    states.set(sha, 'loading');
+    return true;
+  }
+
+  /** The answer to startLoading's FUNCTION LOAD: loaded (or there already), or not. */
+  loadingDone(place: string, sha: string, loaded: boolean, now = Date.now()): void {
+    this.functions.get(place)?.set(sha, loaded ? true : now);
+  }
+
+  /** `place` answered "Function not found": its server lost its libraries (a FUNCTION FLUSH, a restart). */
+  forgetFunctions(place: string): void {
+    this.functions.delete(place);
+  }
+}
+
+/**
+ * Sends a script call to `place` through `send`, `args` being EVAL's after its first two (set here): as FCALL where
+ * the script's function library is loaded, else as EVALSHA where the script is known, else as EVAL; after a NOSCRIPT
+ * or a "Function not found" (the call did not run) as EVAL again, to the same place. Once a call ran there as EVAL or
+ * EVALSHA, the place is asked to load the script's library (FUNCTION LOAD through `send`), in the background: the
+ * calls after that answer go as FCALL, those before it as EVALSHA, in the order they are made.
+ */
+export async function sendScript(
+  loaded: LoadedScripts,
+  place: string,
+  script: LuaScript,
+  args: string[],
+  send: (args: string[]) => Promise<unknown>,
+  /** false: never as FCALL (places that are slots, not nodes: a library loaded per slot would be loaded thousands of times). */
+  functions = true,
+): Promise<unknown> {
+  const sha = script.sha;
+  const fn = functions ? script.fn : undefined;
+  if (fn !== undefined && loaded.hasFunction(place, sha)) {
+    args[0] = 'FCALL';
+    args[1] = fn.name;
+    try {
+      return await send(args);
+    } catch (error) {
+      if (!isNoFunction(error)) throw error;
+      loaded.forgetFunctions(place);
+      loaded.knownOrMark(place, sha);
+      args[0] = 'EVAL';
+      args[1] = script.source;
+      return await send(args);
+    }
+  }
+  const known = loaded.knownOrMark(place, sha);
+  args[0] = known ? 'EVALSHA' : 'EVAL';
+  args[1] = known ? sha : script.source;
+  let reply: unknown;
+  try {
+    reply = await send(args);
+  } catch (error) {
+    if (!known || !isNoScript(error)) throw error;
+    // NOSCRIPT: the script did not run; its source goes to the same node (routed by the same key).
+    loaded.forget(place);
+    loaded.knownOrMark(place, sha);
+    args[0] = 'EVAL';
+    args[1] = script.source;
+    reply = await send(args);
+  }
+  if (fn !== undefined && loaded.startLoading(place, sha)) {
+    send(['FUNCTION', 'LOAD', fn.library]).then(
+      () => loaded.loadingDone(place, sha, true),
+      // Loaded meanwhile by another client: the same code under the same name. Anything else (no FUNCTION before
+      // Redis 7, an ACL, a renamed command, a lost connection): EVALSHA, asked again after RETRY_FUNCTION_LOAD_MS.
+      (error: Error) => loaded.loadingDone(place, sha, /already exists/i.test(error.message)),
+    );
+  }
+  return reply;
 }

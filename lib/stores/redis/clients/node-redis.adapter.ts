@@ -1,7 +1,7 @@
 import type { NodeRedisClientLike, NodeRedisClusterLike, NodeRedisCommandOptions, NodeRedisSentinelLike, RedisArg } from '../../../interfaces/redis-client.interface.js';
-import { isNoScript, type LuaScript } from './redis-script.call.js';
+import type { LuaScript } from './redis-script.call.js';
 import calculateSlot from 'cluster-key-slot';
-import { LoadedScripts } from './loaded-scripts.js';
+import { LoadedScripts, sendScript } from './loaded-scripts.js';
 import { resendWhileSlotMoves } from './slot-move.resend.js';
 import type { ClusterPrimary, RedisClientPort, WriteCorker } from './redis-client.port.js';
 
@@ -107,23 +107,9 @@ export class NodeRedisAdapter implements RedisClientPort {
     return this.isCluster ? resendWhileSlotMoves(sent, () => this.sendScript<Reply>(script, firstKey, args)) : sent;
   }
 
-  /** `args` (EVALSHA's or EVAL's after the first two) as EVALSHA where the script is known, else or after a NOSCRIPT as EVAL. */
+  /** `args` (EVAL's after the first two) as FCALL, EVALSHA or EVAL (see sendScript), to the node of `firstKey` on a Cluster. */
   private async sendScript<Reply>(script: LuaScript, firstKey: string | undefined, args: string[]): Promise<Reply> {
-    const place = this.placeOf(firstKey);
-    const known = this.loaded.knownOrMark(place, script.sha);
-    args[0] = known ? 'EVALSHA' : 'EVAL';
-    args[1] = known ? script.sha : script.source;
-    try {
-      return (await this.send(firstKey, args)) as Reply;
-    } catch (error) {
-      if (!known || !isNoScript(error)) throw error;
-      // NOSCRIPT: the script did not run; its source goes to the same node (routed by the same key).
-      this.loaded.forget(place);
-      this.loaded.knownOrMark(place, script.sha);
-      args[0] = 'EVAL';
-      args[1] = script.source;
-      return (await this.send(firstKey, args)) as Reply;
-    }
+    return (await sendScript(this.loaded, this.placeOf(firstKey), script, args, (sent) => this.send(firstKey, sent))) as Reply;
   }
 
   /** Where a command on `firstKey` runs: its node on a Cluster ('' while the slot table is not loaded), else ''. */
