@@ -73,7 +73,7 @@ describe.each<Library>(['ioredis', ...CLIENT_LIBRARIES])('RedisStore on %s and R
     const second = new RedisStore(await client(), { keyPrefix: uniquePrefix() });
     await second.consume('k', RULE);
     await untilCalledAsFunction(second, admin);
-    // The second client's FUNCTION LOAD found the library there ("already exists") and took it as loaded.
+    // The second client's FUNCTION LOAD REPLACE put the same code under the same name.
     expect(await libraries(admin)).toHaveLength(1);
   });
 

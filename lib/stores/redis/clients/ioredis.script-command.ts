@@ -131,13 +131,12 @@ function loadFunction(client: Redis | Cluster, socket: object, script: LuaScript
   if (server === undefined) return;
   const loaded = states;
   loaded.set(script.sha, 'loading');
-  server.call('FUNCTION', 'LOAD', script.fn!.library).then(
+  // REPLACE: another connection or instance may have loaded it, the same code under the same name (no error to log).
+  server.call('FUNCTION', 'LOAD', 'REPLACE', script.fn!.library).then(
     () => loaded.set(script.sha, true),
     (error: Error) => {
-      // Loaded meanwhile by another connection or instance: the same code under the same name.
-      if (/already exists/i.test(error.message)) loaded.set(script.sha, true);
       // The server refused it (no FUNCTION before Redis 7, an ACL, a renamed command): EVALSHA stays.
-      else if (error.name === 'ReplyError') loaded.set(script.sha, false);
+      if (error.name === 'ReplyError') loaded.set(script.sha, false);
       // The connection failed: tried again after the next call on it.
       else loaded.delete(script.sha);
     },

@@ -102,11 +102,12 @@ export async function sendScript(
     reply = await send(args);
   }
   if (fn !== undefined && loaded.startLoading(place, sha)) {
-    send(['FUNCTION', 'LOAD', fn.library]).then(
+    // REPLACE: another client may have loaded it, the same code under the same name (GLIDE would log the error).
+    send(['FUNCTION', 'LOAD', 'REPLACE', fn.library]).then(
       () => loaded.loadingDone(place, sha, true),
-      // Loaded meanwhile by another client: the same code under the same name. Anything else (no FUNCTION before
-      // Redis 7, an ACL, a renamed command, a lost connection): EVALSHA, asked again after RETRY_FUNCTION_LOAD_MS.
-      (error: Error) => loaded.loadingDone(place, sha, /already exists/i.test(error.message)),
+      // No FUNCTION before Redis 7, an ACL, a renamed command, a lost connection: EVALSHA, asked again after
+      // RETRY_FUNCTION_LOAD_MS.
+      () => loaded.loadingDone(place, sha, false),
     );
   }
   return reply;
