@@ -63,12 +63,11 @@ export function loadScript(name: string): string {
  * function's flags in the library), e.g. 'allow-cross-slot-keys'. `functions: false`: for EVAL only, no library.
  */
 export function decisionScript(driverCode: string, { functions = true, flags }: { functions?: boolean; flags?: string } = {}): LuaScript {
-  const source = `${flags ? `#!lua flags=${flags}\n` : ''}${asScriptBody(driverCode)}`;
-  if (!functions) return luaScript(source);
-  const { sha } = luaScript(source);
-  const name = `rrl_${sha}`;
+  const script = luaScript(`${flags ? `#!lua flags=${flags}\n` : ''}${asScriptBody(driverCode)}`);
+  if (!functions) return script;
+  const name = `rrl_${script.sha}`;
   const register = `redis.register_function{function_name = '${name}', callback = decide${flags ? `, flags = { '${flags}' }` : ''}}`;
-  return luaScript(source, { name, library: `#!lua name=${name}\n${driverCode}\n${register}\n` });
+  return { ...script, fn: { name, library: `#!lua name=${name}\n${driverCode}\n${register}\n` } };
 }
 
 /** An algorithm's code with its includes, the driver a function (see decisionScript). */
