@@ -10,8 +10,13 @@
 import { defineRule } from '../../lib/index.js';
 import { sleep, Traffic, trackerOnSlot, useSlotMoves } from './support/slot-moves.js';
 
-/** Large enough to outlast the moves (about 10,000 calls per second here), small enough to run out soon after. */
+/**
+ * Small enough to run out soon after the moves. The traffic slows to one decision every 5 ms once RESERVE admissions
+ * are left, until the moves are done, so that it outlasts them however fast the machine decides (on a fast day,
+ * 20,000 were admitted before the third move had ended).
+ */
 const LIMIT = 20_000;
+const RESERVE = 5_000;
 
 describe('decisions on a key while its slot migrates between the masters of a real Redis Cluster', () => {
   const cluster = useSlotMoves();
@@ -26,6 +31,7 @@ describe('decisions on a key while its slot migrates between the masters of a re
     await cluster().resetStats();
 
     const traffic = new Traffic(() => store.consume(tracker, rule));
+    traffic.slowFrom(LIMIT - RESERVE);
     await traffic.until(() => traffic.admitted > 200, 10_000, 'traffic to start');
     const others = cluster().redis.ports.filter((p) => p !== home);
     for (const to of [others[0], others[1], home]) {
@@ -33,6 +39,7 @@ describe('decisions on a key while its slot migrates between the masters of a re
       await sleep(100); // calls still retrying from one move must not run into the next
     }
     const admittedWhenMoved = traffic.admitted;
+    traffic.fullSpeed();
     await traffic.until(() => traffic.refused >= 200 || traffic.errorCount > 0, 30_000, 'the limit to run out');
     await traffic.stop();
 
@@ -53,12 +60,14 @@ describe('decisions on a key while its slot migrates between the masters of a re
     await cluster().resetStats();
 
     const traffic = new Traffic(() => store.consume(tracker, rule));
+    traffic.slowFrom(LIMIT - RESERVE);
     await traffic.until(() => traffic.admitted > 200, 10_000, 'traffic to start');
     await cluster().reshard(a, first, 20);
     await cluster().waitAgreement(slot, first);
     await cluster().reshard(first, second, 20);
     await cluster().waitAgreement(slot, second);
     const admittedWhenMoved = traffic.admitted;
+    traffic.fullSpeed();
     await traffic.until(() => traffic.refused >= 200 || traffic.errorCount > 0, 30_000, 'the limit to run out');
     await traffic.stop();
 

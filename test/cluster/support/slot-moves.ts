@@ -29,11 +29,17 @@ export class Traffic {
   degraded = 0;
   readonly errors = new Map<string, number>();
   private running = true;
+  /** From this many admissions on, one decision every 5 ms (see slowFrom). */
+  private slowAt = Infinity;
   private readonly workers: Promise<void>[];
 
   constructor(decide: () => Promise<Decision>) {
-    this.workers = Array.from({ length: WORKERS }, async () => {
+    this.workers = Array.from({ length: WORKERS }, async (_, worker) => {
       while (this.running) {
+        if (this.admitted >= this.slowAt) {
+          await sleep(5);
+          if (worker > 0) continue;
+        }
         try {
           const d = await decide();
           if (d.degraded) this.degraded++;
@@ -46,6 +52,17 @@ export class Traffic {
         await new Promise(setImmediate); // let the migration's own commands through
       }
     });
+  }
+  /**
+   * From `admitted` admissions on, until fullSpeed(), one worker decides every 5 ms and the others wait: the traffic
+   * stays live without running the limit out, however fast the machine decides (a test whose slot moves must all
+   * meet traffic).
+   */
+  slowFrom(admitted: number): void {
+    this.slowAt = admitted;
+  }
+  fullSpeed(): void {
+    this.slowAt = Infinity;
   }
   get errorCount(): number {
     return [...this.errors.values()].reduce((a, b) => a + b, 0);
