@@ -47,8 +47,8 @@ export interface RedisStoreOptions {
    * `rrl_<sha1 of the script>`), then called with `FCALL`, where the server has functions (Redis 7+, Valkey), on
    * every client library but a GLIDE Cluster client. A library's code is made once, when it is loaded, where an
    * `EVALSHA` makes the script's functions and tables anew on every call: a decision sent alone costs Redis about a
-   * fifth fewer instructions. Where the server refuses `FUNCTION LOAD` (Redis 6, an ACL, a renamed command), scripts go as
-   * `EVALSHA`. `false`: `EVALSHA` only, nothing kept in the server's function libraries. @default true
+   * fifth fewer instructions. Where the server refuses `FUNCTION LOAD` (Redis 6, an ACL, a renamed command), scripts
+   * go as `EVALSHA`. `false`: `EVALSHA` only, nothing kept in the server's function libraries. @default true
    */
   functions?: boolean;
 }

@@ -1,7 +1,10 @@
 import { isNoFunction, isNoScript, type LuaScript } from './redis-script.call.js';
 
-/** How long a place that did not load a script's function library (refused, or not reached) keeps to EVALSHA before it is asked again, in ms. */
-export const RETRY_FUNCTION_LOAD_MS = 60_000;
+/**
+ * How long a place that did not load a script's function library (refused, or not reached) keeps to EVALSHA before
+ * it is asked again, in ms.
+ */
+const RETRY_FUNCTION_LOAD_MS = 60_000;
 
 /**
  * The scripts an adapter has sent as EVAL, per place (a Cluster node, a slot, or '' for the one server): that
@@ -33,7 +36,10 @@ export class LoadedScripts {
     return this.functions.get(place)?.get(sha) === true;
   }
 
-  /** Whether to ask `place` to load `sha`'s library now: not loaded, not being loaded, not refused lately. Marks it loading. */
+  /**
+   * Whether to ask `place` to load `sha`'s library now: neither loaded, nor loading, nor refused lately. Marks it
+   * loading.
+   */
   startLoading(place: string, sha: string, now = Date.now()): boolean {
     let states = this.functions.get(place);
     if (states === undefined) this.functions.set(place, (states = new Map()));
@@ -67,41 +73,29 @@ export async function sendScript(
   script: LuaScript,
   args: string[],
   send: (args: string[]) => Promise<unknown>,
-  /** false: never as FCALL (places that are slots, not nodes: a library loaded per slot would be loaded thousands of times). */
+  /** false: never as FCALL (places that are slots, not nodes: a library would be loaded once per slot). */
   functions = true,
 ): Promise<unknown> {
   const sha = script.sha;
   const fn = functions ? script.fn : undefined;
-  if (fn !== undefined && loaded.hasFunction(place, sha)) {
-    args[0] = 'FCALL';
-    args[1] = fn.name;
-    try {
-      return await send(args);
-    } catch (error) {
-      if (!isNoFunction(error)) throw error;
-      loaded.forgetFunctions(place);
-      loaded.knownOrMark(place, sha);
-      args[0] = 'EVAL';
-      args[1] = script.source;
-      return await send(args);
-    }
-  }
-  const known = loaded.knownOrMark(place, sha);
-  args[0] = known ? 'EVALSHA' : 'EVAL';
-  args[1] = known ? sha : script.source;
+  const asFunction = fn !== undefined && loaded.hasFunction(place, sha);
+  const known = asFunction || loaded.knownOrMark(place, sha);
+  args[0] = asFunction ? 'FCALL' : known ? 'EVALSHA' : 'EVAL';
+  args[1] = asFunction ? fn.name : known ? sha : script.source;
   let reply: unknown;
   try {
     reply = await send(args);
   } catch (error) {
-    if (!known || !isNoScript(error)) throw error;
-    // NOSCRIPT: the script did not run; its source goes to the same node (routed by the same key).
-    loaded.forget(place);
+    if (asFunction ? !isNoFunction(error) : !known || !isNoScript(error)) throw error;
+    // "Function not found" or NOSCRIPT: the call did not run; its source goes to the same node (same key).
+    if (asFunction) loaded.forgetFunctions(place);
+    else loaded.forget(place);
     loaded.knownOrMark(place, sha);
     args[0] = 'EVAL';
     args[1] = script.source;
     reply = await send(args);
   }
-  if (fn !== undefined && loaded.startLoading(place, sha)) {
+  if (!asFunction && fn !== undefined && loaded.startLoading(place, sha)) {
     // REPLACE: another client may have loaded it, the same code under the same name (GLIDE would log the error).
     send(['FUNCTION', 'LOAD', 'REPLACE', fn.library]).then(
       () => loaded.loadingDone(place, sha, true),
