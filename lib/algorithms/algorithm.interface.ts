@@ -40,9 +40,19 @@ export function answer(out: CheckResult, allowed: boolean, remaining: number, re
 
 /** What the memory store keeps per key: the value a Redis key would hold, and when it would expire (µs). */
 export interface MemoryEntry<S> {
+  /** The state, or undefined: none (the key is then dropped). `INTEGER`: the state is the number in `integer`. */
   value: S | undefined;
+  /**
+   * The state when it is one integer (`value` is then `INTEGER`), as a fixed window's count: a field that only
+   * ever holds numbers is written in place, where a number written to `value` is a new heap object each time.
+   */
+  integer: number;
   expiresAt: number;
 }
+
+/** `MemoryEntry.value` when the state is the entry's `integer`. */
+export const INTEGER = 1;
+export type IntegerState = typeof INTEGER;
 
 /** The in-memory twin of an algorithm's Lua: the same arithmetic, on a JS value instead of a Redis key. */
 export interface MemoryAlgorithm<S> {

@@ -6,11 +6,12 @@
  *
  * The stored instant (the bucket's full-at, GCRA's TAT) is F µs plus r/d µs, 0 <= r < d: a plain integer F when
  * r = 0 (always so when the interval is a whole number of µs), else the pair [F, r] (Redis: the string "F:r").
+ * In memory the plain integer is the entry's `integer` (the value is then `INTEGER`).
  */
-import { expiryAfter, type AlgorithmRule, type MemoryEntry } from './algorithm.interface.js';
+import { INTEGER, expiryAfter, type AlgorithmRule, type IntegerState, type MemoryEntry } from './algorithm.interface.js';
 import { durationTag } from './duration.tag.js';
 
-export type Instant = number | [us: number, fraction: number];
+export type Instant = IntegerState | [us: number, fraction: number];
 
 /**
  * Largest capacity (token bucket: limit × interval; GCRA: burst × interval) in units of 1/d µs: a third of
@@ -69,8 +70,8 @@ export function intervalOf(r: AlgorithmRule, rate: number): readonly [units: num
 export function unitsUntil(entry: MemoryEntry<Instant>, now: number, d: number, cap: number): number {
   const value = entry.value;
   if (value === undefined) return 0;
-  const plain = typeof value === 'number';
-  const us = (plain ? value : value[0]) - now;
+  const plain = value === INTEGER;
+  const us = (plain ? entry.integer : value[0]) - now;
   if (us < 0) return 0;
   const units = us * d + (plain ? 0 : value[1]);
   // Compared in whole µs first, so that an instant far ahead is never multiplied by d.
@@ -86,6 +87,9 @@ export function unitsUntil(entry: MemoryEntry<Instant>, now: number, d: number, 
 export function storeInstant(entry: MemoryEntry<Instant>, now: number, units: number, d: number): void {
   const us = idiv(units, d);
   const fraction = units - us * d;
-  entry.value = fraction === 0 ? now + us : [now + us, fraction];
+  if (fraction === 0) {
+    entry.integer = now + us;
+    entry.value = INTEGER;
+  } else entry.value = [now + us, fraction];
   entry.expiresAt = expiryAfter(now, fraction === 0 ? us : us + 1);
 }

@@ -47,13 +47,14 @@ function replay(check: (s: Step) => void): void {
       let before = new Map<string, unknown>();
       const write = (k: string, entry: MemoryEntry<unknown>, value: number, ttl: number, kind: KeyKind = 'state') => {
         entry.value = value;
+        entry.integer = value + 0.5; // kept beside the value, through every way a write reaches the table
         entry.expiresAt = now + ttl;
         table.set(k, entry, now, kind);
         model.set(k, { value, expiresAt: now + ttl });
       };
       for (const step of steps) {
         if (step.op === 'write') write(step.key, table.get(step.key, now), step.value, step.ttl, step.kind);
-        if (step.op === 'literal') write(step.key, { value: undefined, expiresAt: 0 }, step.value, step.ttl, step.kind);
+        if (step.op === 'literal') write(step.key, { value: undefined, integer: NaN, expiresAt: 0 }, step.value, step.ttl, step.kind);
         if (step.op === 'stale') {
           const held = table.get(step.key, now);
           write(step.other, table.get(step.other, now), step.value + 1, step.ttl);
@@ -78,8 +79,8 @@ function replay(check: (s: Step) => void): void {
         }
         const after = new Map<string, unknown>();
         for (let i = 0; i < KEYS; i++) {
-          const value = table.get(`k${i}`, now).value;
-          if (value !== undefined) after.set(`k${i}`, value);
+          const { value, integer } = table.get(`k${i}`, now);
+          if (value !== undefined) after.set(`k${i}`, integer === (value as number) + 0.5 ? value : `${String(value)} with integer ${integer}`);
         }
         check({ table, before, after, model, now, step });
         before = after;
@@ -109,5 +110,41 @@ describe('MemoryKeyTable under random steps', () => {
       const forgotten = [...before.keys()].filter((k) => !after.has(k) && (model.get(k)?.expiresAt ?? 0) > now);
       if (forgotten.length > 0) expect(table.size).toBe(table.maxKeys);
     });
+  });
+});
+
+describe('MemoryKeyTable eviction among counts written again', () => {
+  /** Keys written twice (counts, on the protected list), oldest first, then `again` written a third time. */
+  function counts(maxKeys: number, many: number, again: string[]): MemoryKeyTable {
+    const table = new MemoryKeyTable(maxKeys);
+    for (let round = 0; round < 2; round++) for (let i = 0; i < many; i++) store(table, `k${i}`, i);
+    for (const key of again) store(table, key, -1);
+    return table;
+  }
+  function store(table: MemoryKeyTable, key: string, value: number): void {
+    const entry = table.get(key, 0);
+    entry.value = value;
+    entry.expiresAt = 1_000;
+    table.set(key, entry, 0);
+  }
+  const held = (table: MemoryKeyTable, key: string) => table.get(key, 0).value !== undefined;
+
+  it('forgets the oldest count not written since the counts after it, not one written again', () => {
+    // maxKeys 16 keeps 2 keys seen once; with 15 counts, the second new key pushes out a count.
+    const table = counts(16, 15, ['k0']);
+    store(table, 'new-1', 0);
+    store(table, 'new-2', 0);
+    expect(held(table, 'k0')).toBe(true);
+    expect(held(table, 'k1')).toBe(false);
+    expect(['k2', 'new-1', 'new-2'].every((k) => held(table, k))).toBe(true);
+    expect(table.size).toBe(16);
+  });
+
+  it('passes over at most 16 counts written again in one eviction, then forgets the oldest', () => {
+    // maxKeys 24 keeps 3 keys seen once; 22 counts, every one written again.
+    const table = counts(24, 22, Array.from({ length: 22 }, (_, i) => `k${i}`));
+    for (let i = 1; i <= 3; i++) store(table, `new-${i}`, 0);
+    const forgotten = Array.from({ length: 22 }, (_, i) => `k${i}`).filter((k) => !held(table, k));
+    expect(forgotten).toEqual(['k16']);
   });
 });

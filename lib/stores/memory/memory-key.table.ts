@@ -6,7 +6,10 @@ export type KeyKind = 'state' | 'lockout';
 // The lists a key can be on, in the order they give up their oldest key when the table is full.
 /** Written once since it appeared: a flood of made-up trackers lands here and churns among itself. */
 const PROBATION = 0;
-/** Written again (charged a second time, refused, peeked or refunded): a count someone would gain by its loss. */
+/**
+ * Written again (charged a second time, refused, peeked or refunded): a count someone would gain by its loss. In
+ * about least-recently-written order (see `passRewritten`).
+ */
 const PROTECTED = 1;
 /** Lockouts, from the moment they are written. */
 const LOCKOUT = 2;
@@ -19,6 +22,8 @@ const PROBATION_LAST = [PROTECTED, LOCKOUT, PROBATION] as const;
 const EXPIRED_PER_EVICTION = 4;
 const EXPIRED_PER_SWEEP = 64;
 const SWEEP_EVERY = 32;
+/** Counts written again that an eviction sends back to the young end at most, before it takes the oldest anyway. */
+const PASSED_PER_EVICTION = 16;
 
 /**
  * The keys of one namespace, by tracker: one rule's state (`<prefix>:<rule>:<tag>:`) or its lockouts. A decision
@@ -39,6 +44,8 @@ export class KeySpace {
  */
 export class KeyNode implements MemoryEntry<unknown> {
   value: unknown = undefined;
+  /** A number from the start (NaN, not the small integer 0), so that V8 keeps the field for doubles only. */
+  integer = NaN;
   expiresAt = 0;
   /** Toward the young end (the list's sentinel from the youngest). */
   younger: KeyNode = this;
@@ -46,6 +53,8 @@ export class KeyNode implements MemoryEntry<unknown> {
   older: KeyNode = this;
   /** The list it is on, or DETACHED when it is not stored (never written, dropped, or cleared). */
   list = DETACHED;
+  /** A count written again since it was last put at the young end of the protected list (see `touch`). */
+  rewritten = false;
   constructor(
     public space: KeySpace,
     public key: string,
@@ -55,9 +64,10 @@ export class KeyNode implements MemoryEntry<unknown> {
 /**
  * The memory store's keys, bounded at `maxKeys` with an eviction that costs O(1) per write however many keys there
  * are. Three lists (a segmented LRU): when the table is full, expired keys found at the old end of any list go
- * first; then the oldest key seen only once (probation); then the least recently written count (protected); and
- * lockouts last. So a flood of distinct trackers only displaces other keys seen once, while counts and lockouts
- * stay as long as there are at most `maxKeys - probationFloor` of them. Probation always keeps room for the
+ * first; then the oldest key seen only once (probation); then about the least recently written count (protected:
+ * a count written again since it reached the young end gets one more pass, as in a CLOCK cache); and lockouts
+ * last. So a flood of distinct trackers only displaces other keys seen once, while counts and lockouts stay as
+ * long as there are at most `maxKeys - probationFloor` of them. Probation always keeps room for the
  * newest `probationFloor` keys, so a new tracker is still counted when the other lists fill the table.
  */
 export class MemoryKeyTable {
@@ -167,6 +177,7 @@ export class MemoryKeyTable {
     }
     const node = this.lookup(this.plain, key, now);
     node.value = entry.value;
+    node.integer = entry.integer;
     node.expiresAt = entry.expiresAt;
     this.commit(node, now, kind);
   }
@@ -198,6 +209,7 @@ export class MemoryKeyTable {
 
   private copyInto(current: KeyNode, from: KeyNode, kind: KeyKind): void {
     current.value = from.value;
+    current.integer = from.integer;
     current.expiresAt = from.expiresAt;
     this.touch(current, kind);
   }
@@ -208,6 +220,7 @@ export class MemoryKeyTable {
     if (space !== node.space) {
       const moved = new KeyNode(space, node.key);
       moved.value = node.value;
+      moved.integer = node.integer;
       moved.expiresAt = node.expiresAt;
       node = moved;
     }
@@ -217,8 +230,16 @@ export class MemoryKeyTable {
     if (this.stored > this.maxKeys) this.evict(node, now);
   }
 
-  /** Moves a stored node to the young end of the list it belongs on now (written again: off probation). */
+  /**
+   * A stored node written again: off probation, to the young end of the list it belongs on now. A count already
+   * protected is only marked: moving it would write two other nodes, scattered in memory, on every decision. An
+   * eviction passes a marked count at the old end to the young end instead (see `passRewritten`).
+   */
   private touch(node: KeyNode, kind: KeyKind): void {
+    if (node.list === PROTECTED && kind === 'state') {
+      node.rewritten = true;
+      return;
+    }
     const list = kind === 'lockout' ? LOCKOUT : node.list === PROBATION ? PROTECTED : node.list;
     if (list === node.list && this.lists[list].older === node) return;
     this.unlink(node);
@@ -258,10 +279,25 @@ export class MemoryKeyTable {
   private victim(fresh: KeyNode): KeyNode {
     const order = this.counts[PROBATION] > this.probationFloor ? PROBATION_FIRST : PROBATION_LAST;
     for (const list of order) {
+      if (list === PROTECTED) this.passRewritten();
       const oldest = this.lists[list].younger;
       if (oldest !== this.lists[list] && oldest !== fresh) return oldest;
     }
     return fresh; // not reached: the table is over maxKeys >= 1, so it holds another key
+  }
+
+  /**
+   * Counts at the protected list's old end that were written again since they were put at its young end go back
+   * there, unmarked, at most PASSED_PER_EVICTION of them: a second chance, as in a CLOCK cache. So counts go in
+   * about least-recently-written order, at O(1) per write.
+   */
+  private passRewritten(): void {
+    const sentinel = this.lists[PROTECTED];
+    for (let i = 0; i < PASSED_PER_EVICTION && sentinel.younger.rewritten; i++) {
+      const node = sentinel.younger;
+      this.unlink(node);
+      this.link(node, PROTECTED);
+    }
   }
 
   /** A few expired keys at the old end of each list go every few writes, so expired state goes without a timer. */
@@ -290,6 +326,7 @@ export class MemoryKeyTable {
     sentinel.older.younger = node;
     sentinel.older = node;
     node.list = list;
+    node.rewritten = false;
     this.counts[list]++;
   }
 
