@@ -29,6 +29,8 @@ export interface MemoryRulePlan {
  */
 export class MemoryRulePlans {
   private readonly plans = new WeakMap<RateLimitRule, MemoryRulePlan>();
+  /** The plan last found, checked before the WeakMap: most calls name the rule of the call before. */
+  private last: MemoryRulePlan | undefined;
 
   constructor(
     private readonly prefix: string,
@@ -37,7 +39,10 @@ export class MemoryRulePlans {
 
   /** The plan of a rule already seen, or undefined (also for anything that is not a rule). */
   get(rule: RateLimitRule): MemoryRulePlan | undefined {
-    return this.plans.get(rule);
+    if (this.last?.rule === rule) return this.last;
+    const plan = this.plans.get(rule);
+    if (plan !== undefined) this.last = plan;
+    return plan;
   }
 
   /** Builds (and keeps) a rule's plan; the call is checked first, so a bad one gets `checkEntry`'s error. */
