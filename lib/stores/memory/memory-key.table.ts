@@ -24,6 +24,8 @@ const EXPIRED_PER_SWEEP = 64;
 const SWEEP_EVERY = 32;
 /** Counts written again that an eviction sends back to the young end at most, before it takes the oldest anyway. */
 const PASSED_PER_EVICTION = 16;
+/** And every SWEEP_EVERY writes, before expired keys are looked for. */
+const PASSED_PER_SWEEP = 4;
 
 /**
  * The keys of one namespace, by tracker: one rule's state (`<prefix>:<rule>:<tag>:`) or its lockouts. A decision
@@ -279,7 +281,7 @@ export class MemoryKeyTable {
   private victim(fresh: KeyNode): KeyNode {
     const order = this.counts[PROBATION] > this.probationFloor ? PROBATION_FIRST : PROBATION_LAST;
     for (const list of order) {
-      if (list === PROTECTED) this.passRewritten();
+      if (list === PROTECTED) this.passRewritten(PASSED_PER_EVICTION);
       const oldest = this.lists[list].younger;
       if (oldest !== this.lists[list] && oldest !== fresh) return oldest;
     }
@@ -288,20 +290,24 @@ export class MemoryKeyTable {
 
   /**
    * Counts at the protected list's old end that were written again since they were put at its young end go back
-   * there, unmarked, at most PASSED_PER_EVICTION of them: a second chance, as in a CLOCK cache. So counts go in
-   * about least-recently-written order, at O(1) per write.
+   * there, unmarked, at most `most` of them: a second chance, as in a CLOCK cache. So counts go in about
+   * least-recently-written order, at O(1) per write.
    */
-  private passRewritten(): void {
+  private passRewritten(most: number): void {
     const sentinel = this.lists[PROTECTED];
-    for (let i = 0; i < PASSED_PER_EVICTION && sentinel.younger.rewritten; i++) {
+    for (let i = 0; i < most && sentinel.younger.rewritten; i++) {
       const node = sentinel.younger;
       this.unlink(node);
       this.link(node, PROTECTED);
     }
   }
 
-  /** A few expired keys at the old end of each list go every few writes, so expired state goes without a timer. */
+  /**
+   * A few expired keys at the old end of each list go every few writes, so expired state goes without a timer. A few
+   * counts written again are passed first: one written all along would otherwise hold the expired ones behind it.
+   */
   private sweep(now: number): void {
+    this.passRewritten(PASSED_PER_SWEEP);
     for (let list = PROBATION; list <= LOCKOUT; list++) this.dropExpired(list, now, EXPIRED_PER_SWEEP);
   }
 

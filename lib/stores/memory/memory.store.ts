@@ -21,7 +21,8 @@ export interface MemoryStoreOptions {
   clock?: Clock;
   /**
    * Most keys kept (rule state and lockouts together). When full, expired keys go first, then keys seen only
-   * once, then the least recently used counts, and lockouts last (see MemoryKeyTable). @default 100000
+   * once, then about the least recently written counts (an approximate order, as Redis's LRU), and lockouts last
+   * (see MemoryKeyTable). @default 100000
    */
   maxKeys?: number;
 }
