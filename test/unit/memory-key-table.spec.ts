@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import type { MemoryEntry } from '../../lib/algorithms/algorithm.interface.js';
-import { MemoryKeyTable, type KeyKind } from '../../lib/stores/memory/memory-key.table.js';
+import { MemoryKeyTable, type KeyKind, type KeySpace } from '../../lib/stores/memory/memory-key.table.js';
 
 const KEYS = 10;
 const key = fc.integer({ min: 0, max: KEYS - 1 }).map((i) => `k${i}`);
@@ -90,9 +90,21 @@ function replay(check: (s: Step) => void): void {
   );
 }
 
+/** Entries in the table's Maps: stored keys, and expired or emptied ones kept for their key's next write. */
+function entriesHeld(table: MemoryKeyTable): number {
+  const { spaces } = table as unknown as { spaces: Map<string, KeySpace> };
+  let held = 0;
+  for (const space of spaces.values()) held += space.nodes.size;
+  return held;
+}
+
 describe('MemoryKeyTable under random steps', () => {
   it('never holds more than maxKeys keys', () => {
     replay(({ table }) => expect(table.size).toBeLessThanOrEqual(table.maxKeys));
+  });
+
+  it('never holds more than maxKeys entries in its Maps, emptied keys included', () => {
+    replay(({ table }) => expect(entriesHeld(table)).toBeLessThanOrEqual(table.maxKeys));
   });
 
   it('returns for every key either nothing or the live value last stored under it', () => {
@@ -155,5 +167,44 @@ describe('MemoryKeyTable eviction among counts written again', () => {
     // Only 'hot' is written from now on, with the 100 other counts expired behind it; nothing reads them.
     for (let i = 0; i < 320; i++) write('hot', 1_000_000, 20);
     expect(table.size).toBe(1);
+  });
+});
+
+describe('MemoryKeyTable with keys that expire', () => {
+  function write(table: MemoryKeyTable, key: string, expiresAt: number, now: number): void {
+    const entry = table.get(key, now);
+    entry.value = 1;
+    entry.expiresAt = expiresAt;
+    table.set(key, entry, now);
+  }
+
+  it('keeps an expired key for its next write, with nothing in it', () => {
+    const table = new MemoryKeyTable(10);
+    write(table, 'bucket', 10, 0);
+    expect(table.get('bucket', 20).value).toBeUndefined();
+    expect(table.size).toBe(0);
+    expect(entriesHeld(table)).toBe(1);
+    write(table, 'bucket', 40, 20);
+    expect(table.get('bucket', 30).value).toBe(1);
+    expect(table.size).toBe(1);
+  });
+
+  it('lets go of expired keys beyond a quarter of maxKeys as writes happen', () => {
+    const table = new MemoryKeyTable(100);
+    for (let i = 0; i < 99; i++) write(table, `short-${i}`, 10, 0);
+    for (let i = 0; i < 320; i++) write(table, 'hot', 1_000_000, 20);
+    expect(table.size).toBe(1);
+    expect(entriesHeld(table)).toBeLessThanOrEqual(1 + 25);
+  });
+
+  it('makes room for a new key with an expired one before any live key', () => {
+    const table = new MemoryKeyTable(3);
+    write(table, 'live-1', 1_000, 0);
+    write(table, 'short', 10, 0);
+    write(table, 'live-2', 1_000, 0);
+    expect(table.get('short', 20).value).toBeUndefined(); // read once expired: kept, empty
+    write(table, 'new', 1_000, 20);
+    expect(['live-1', 'live-2', 'new'].map((k) => table.get(k, 20).value)).toEqual([1, 1, 1]);
+    expect(entriesHeld(table)).toBe(3);
   });
 });
