@@ -40,7 +40,7 @@ export function answer(out: CheckResult, allowed: boolean, remaining: number, re
 
 /** What the memory store keeps per key: the value a Redis key would hold, and when it would expire (µs). */
 export interface MemoryEntry<S> {
-  /** The state, or undefined: none (the key is then dropped). `INTEGER`: the state is the number in `integer`. */
+  /** The state, or undefined: none (the key then holds nothing). `INTEGER`: the state is the number in `integer`. */
   value: S | undefined;
   /**
    * The state when it is one integer (`value` is then `INTEGER`), as a fixed window's count: a field that only

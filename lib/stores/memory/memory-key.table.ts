@@ -165,7 +165,7 @@ export class MemoryKeyTable {
     if (++this.writes % SWEEP_EVERY === 0) this.sweep(now);
   }
 
-  /** The value of a tracker's live key in a space, or undefined (an expired key is dropped): a read that writes nothing back. */
+  /** The value of a tracker's live key in a space, or undefined (an expired key is emptied): a read that writes nothing back. */
   valueOf(space: KeySpace, key: string, now: number): unknown {
     const node = space.nodes.get(key);
     if (node === undefined) return undefined;

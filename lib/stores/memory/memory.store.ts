@@ -30,7 +30,7 @@ export interface MemoryStoreOptions {
 /**
  * The embedded store: the same algorithms as the Lua scripts (their twins in `algorithms/*.memory.ts`) and the
  * same driver, so the same sequence of (time, cost) gets the same decisions. Bounded: an entry past its expiry
- * is dropped when met (and a few of the oldest are checked every few writes), and at most `maxKeys` are kept, a
+ * is emptied when met (and a few of the oldest are checked every few writes), and at most `maxKeys` are kept, a
  * flood of distinct trackers displacing only other keys seen once, not counts or lockouts (see MemoryKeyTable).
  * Decisions are synchronous under the hood, so concurrent calls in one process are exact.
  */
