@@ -1,34 +1,43 @@
 import { answer, expiryAfter, floorTo, type AlgorithmRule, type CheckResult, type MemoryAlgorithm } from './algorithm.interface.js';
 
-/** Twin of lua/sliding-window.lua: the hash becomes a Map from cell start (µs) to count. */
-type Cells = Map<number, number>;
+/**
+ * Twin of lua/sliding-window.lua: the hash becomes one array of its cells, oldest first, two numbers each: the
+ * cell's start (µs) and its count. V8 keeps an array of numbers unboxed, where a Map keyed by starts past 2^31 made
+ * a heap number of each key it was given.
+ */
+type Cells = number[];
 
 /** The start of the cell `now` falls in, and of the oldest cell still inside the window. */
 function currentCell(r: AlgorithmRule, now: number): number {
   return floorTo(now, r.window / r.param);
 }
 
-/** Drops the cells that left the window; returns what the live ones hold. */
+/** Drops the cells that left the window, in place; returns what the live ones hold. */
 function dropExpired(cells: Cells, r: AlgorithmRule, current: number): number {
   const firstLive = current - r.window + r.window / r.param;
   let total = 0;
-  for (const [start, count] of cells) {
-    if (start < firstLive) cells.delete(start);
-    else total += count;
+  let kept = 0;
+  for (let i = 0; i < cells.length; i += 2) {
+    const start = cells[i];
+    const count = cells[i + 1];
+    if (start < firstLive) continue;
+    cells[kept] = start;
+    cells[kept + 1] = count;
+    kept += 2;
+    total += count;
   }
+  // Setting length is a call into V8's runtime: only when a cell went.
+  if (kept !== cells.length) cells.length = kept;
   return total;
 }
 
-/** The newest live cell's start (the cells are live: dropExpired ran), or undefined when there is none. */
-function newestCell(cells: Cells): number | undefined {
-  let newest: number | undefined;
-  for (const start of cells.keys()) if (newest === undefined || start > newest) newest = start;
-  return newest;
-}
-
-/** The live cells' starts, oldest first. */
-function startsAscending(cells: Cells): number[] {
-  return [...cells.keys()].sort((a, b) => a - b);
+/** Counts `cost` in the cell starting at `start`, keeping the cells in order (a clock that stepped back counts in an older one). */
+function count(cells: Cells, start: number, cost: number): void {
+  let i = cells.length - 2;
+  while (i >= 0 && cells[i] > start) i -= 2;
+  if (i >= 0 && cells[i] === start) cells[i + 1] += cost;
+  else if (i === cells.length - 2) cells.push(start, cost);
+  else cells.splice(i + 2, 0, start, cost);
 }
 
 export const slidingWindowMemory: MemoryAlgorithm<Cells> = {
@@ -37,15 +46,16 @@ export const slidingWindowMemory: MemoryAlgorithm<Cells> = {
     const current = currentCell(r, now);
     const total = cells === undefined ? 0 : dropExpired(cells, r, current);
     // Like Redis, which deletes a hash once its last field is gone.
-    if (cells !== undefined && cells.size === 0) entry.value = undefined;
+    if (cells !== undefined && cells.length === 0) entry.value = undefined;
     const held = entry.value;
-    let newest = held === undefined ? undefined : newestCell(held);
+    // The cells are in order: the newest is the last.
+    let newest = held === undefined ? undefined : held[held.length - 2];
     if (total + cost <= r.limit) {
       if (cost === 0) return answer(out, true, r.limit - total, newest === undefined ? 0 : newest + r.window - now, 0);
       newest = Math.max(current, newest ?? current);
       if (apply) {
-        const live = held ?? new Map<number, number>();
-        live.set(current, (live.get(current) ?? 0) + cost);
+        const live = held ?? [];
+        count(live, current, cost);
         entry.value = live;
         entry.expiresAt = expiryAfter(now, newest + r.window - now);
       }
@@ -53,30 +63,32 @@ export const slidingWindowMemory: MemoryAlgorithm<Cells> = {
     }
     // More than the limit in force (an override's, cut below the cost): no wait lets it through.
     if (cost > r.limit) return answer(out, false, r.limit - total, newest === undefined ? 0 : newest + r.window - now, -1);
-    return refused(out, held ?? new Map<number, number>(), r, now, total, cost, newest as number);
+    return refused(out, held ?? [], r, now, total, cost, newest as number);
   },
   refund(entry, r, now, cost) {
     const cells = entry.value;
     if (!cells) return;
     dropExpired(cells, r, currentCell(r, now));
-    const starts = startsAscending(cells);
-    for (let i = starts.length - 1; i >= 0 && cost > 0; i--) {
-      const count = cells.get(starts[i])!;
-      const take = Math.min(cost, count);
-      if (take === count) cells.delete(starts[i]);
-      else cells.set(starts[i], count - take);
+    // From the newest cell back: the cells it empties are the last ones, dropped together.
+    let end = cells.length;
+    for (let i = cells.length - 2; i >= 0 && cost > 0; i -= 2) {
+      const held = cells[i + 1];
+      const take = Math.min(cost, held);
+      if (take === held) end = i;
+      else cells[i + 1] = held - take;
       cost -= take;
     }
-    if (cells.size === 0) entry.value = undefined;
+    if (end !== cells.length) cells.length = end;
+    if (end === 0) entry.value = undefined;
   },
 };
 
 /** A refusal: the wait is until enough of the oldest cells have left the window to make room for `cost`. */
 function refused(out: CheckResult, cells: Cells, r: AlgorithmRule, now: number, total: number, cost: number, newest: number): CheckResult {
   let freed = 0;
-  for (const start of startsAscending(cells)) {
-    freed += cells.get(start)!;
-    if (freed >= total + cost - r.limit) return answer(out, false, r.limit - total, newest + r.window - now, start + r.window - now);
+  for (let i = 0; i < cells.length; i += 2) {
+    freed += cells[i + 1];
+    if (freed >= total + cost - r.limit) return answer(out, false, r.limit - total, newest + r.window - now, cells[i] + r.window - now);
   }
   return answer(out, false, r.limit - total, newest + r.window - now, newest + r.window - now);
 }
