@@ -32,7 +32,7 @@ function dropExpired(cells: Cells, r: AlgorithmRule, current: number): number {
 }
 
 /** Counts `cost` in the cell starting at `start`, keeping the cells in order (a clock that stepped back counts in an older one). */
-function count(cells: Cells, start: number, cost: number): void {
+function addToCell(cells: Cells, start: number, cost: number): void {
   let i = cells.length - 2;
   while (i >= 0 && cells[i] > start) i -= 2;
   if (i >= 0 && cells[i] === start) cells[i + 1] += cost;
@@ -55,7 +55,7 @@ export const slidingWindowMemory: MemoryAlgorithm<Cells> = {
       newest = Math.max(current, newest ?? current);
       if (apply) {
         const live = held ?? [];
-        count(live, current, cost);
+        addToCell(live, current, cost);
         entry.value = live;
         entry.expiresAt = expiryAfter(now, newest + r.window - now);
       }

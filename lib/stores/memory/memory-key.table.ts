@@ -26,6 +26,9 @@ const DETACHED = -1;
 const PROBATION_FIRST = [PROBATION, PROTECTED, LOCKOUT] as const;
 const PROBATION_LAST = [PROTECTED, LOCKOUT, PROBATION] as const;
 
+/** The list a key starts on when it is stored: a lockout's, or probation. */
+const firstList = (kind: KeyKind): number => (kind === 'lockout' ? LOCKOUT : PROBATION);
+
 /** Empty keys kept at most, as a share of maxKeys, once a sweep finds more (the oldest then go from the Maps). */
 const EMPTY_SHARE = 1 / 4;
 /** Empty keys a sweep drops at most. */
@@ -246,7 +249,7 @@ export class MemoryKeyTable {
     }
     space.nodes.set(node.key, node);
     this.stored++;
-    this.link(node, kind === 'lockout' ? LOCKOUT : PROBATION);
+    this.link(node, firstList(kind));
     if (this.stored + this.counts[EMPTY] > this.maxKeys) this.evict(node, now);
   }
 
@@ -263,7 +266,7 @@ export class MemoryKeyTable {
   private refill(node: KeyNode, kind: KeyKind): void {
     this.unlink(node);
     this.stored++;
-    this.link(node, kind === 'lockout' ? LOCKOUT : PROBATION);
+    this.link(node, firstList(kind));
   }
 
   /**
