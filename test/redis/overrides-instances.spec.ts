@@ -31,6 +31,23 @@ describe('per-key overrides across app instances', () => {
     return new RateLimitService(new RedisStore(client, { keyPrefix: prefix }), new RateLimitPolicies(RULES), validateModuleOptions({ keyPrefix: prefix }), undefined, audit);
   }
 
+  it('lists an override that another instance listed between its index entry and its key being written', async () => {
+    const writer = new RedisStore(clients[0], { keyPrefix: prefix }).overrides!;
+    const reader = new RedisStore(clients[1], { keyPrefix: prefix }).overrides!;
+    // The two writes of a set, with another instance's listing run between them (as a refresh every 20 ms can).
+    const steps = writer as unknown as { run: (key: string, op: string, ...rest: unknown[]) => Promise<unknown> };
+    const run = steps.run.bind(writer);
+    let listedBetween: unknown[] | undefined;
+    steps.run = async (key, op, ...rest) => {
+      if (op === 'set') listedBetween = await reader.list();
+      return run(key, op, ...rest);
+    };
+    await writer.set('api', 'abuser', { ttlMs: 3_600_000 });
+    expect(listedBetween).toEqual([]);
+    expect(await reader.list()).toMatchObject([{ rule: 'api', key: 'abuser', block: true }]);
+    expect([...(await reader.snapshot!()).overrides.values()]).toMatchObject([{ key: 'abuser' }]);
+  });
+
   it('applies a raise set by one instance on the next decision of another that had refused the key', async () => {
     const [a, b] = [instance(clients[0]), instance(clients[1])];
     const entries = () => [{ key: 'acme', rule: b.rule('api') }];

@@ -11,9 +11,10 @@ let script: LuaScript | undefined;
 /**
  * Overrides in Redis (see lua/overrides.lua): each in a key beside its rule's state (same slot), which the decisions'
  * script reads; an index per key prefix lists them. The override is written after its index entry and removed
- * before it, so the index never misses one that is in force but for a crash between the two, and a stale entry is
- * dropped when listing finds no override behind it. Times are µs on the decisions' clock: the `clock` given, else
- * Redis's TIME, read in the script.
+ * before it, so the index never misses one that is in force but for a crash between the two. Listing skips an entry
+ * with no override behind it and leaves it to end with its score: it may be a set whose key is not written yet, and
+ * dropping it lost that override from every later listing. Times are µs on the decisions' clock: the `clock` given,
+ * else Redis's TIME, read in the script.
  */
 export class RedisOverrideStore implements OverrideStore {
   private readonly index: string;
@@ -52,7 +53,7 @@ export class RedisOverrideStore implements OverrideStore {
     const found: Promise<RateLimitOverride | undefined>[] = [];
     for (let i = 1; i < reply.length; i += 2) {
       const [name, key] = JSON.parse(String(reply[i])) as [string, string];
-      if (rule === undefined || name === rule) found.push(this.found(name, key, String(reply[i])));
+      if (rule === undefined || name === rule) found.push(this.get(name, key));
     }
     const overrides = (await Promise.all(found)).filter((o): o is RateLimitOverride => o !== undefined);
     return overrides.sort((a, b) => a.expiresAt - b.expiresAt);
@@ -77,20 +78,13 @@ export class RedisOverrideStore implements OverrideStore {
       }
       const [name, key] = JSON.parse(member) as [string, string];
       reads.push(
-        this.found(name, key, member).then((override) => {
+        this.get(name, key).then((override) => {
           if (override !== undefined) overrides.set(id, override);
         }),
       );
     }
     await Promise.all(reads);
     return { overrides };
-  }
-
-  /** An indexed override read from its key; an index entry with none behind it (a crash, a race with `remove`) is dropped. */
-  private async found(rule: string, key: string, member: string): Promise<RateLimitOverride | undefined> {
-    const override = await this.get(rule, key);
-    if (override === undefined) await this.run(this.index, 'unindex', this.clock ? this.clockUs() : '', member);
-    return override;
   }
 
   /** Now in µs on the decisions' clock: the `clock`, else Redis's TIME. */
