@@ -57,6 +57,179 @@
   { -1 }: the batch reached Redis after its deadline, nothing was written.
   { -2 }: a key of the last m arguments is not served by this node (a slot moved), nothing was written.
 ]]
+-- 2^52: the largest magnitude a reply carries as a bare integer, every client decoding it exactly (see the reply
+-- above); past it a remaining goes as its digits. A packed admission stays below it too.
+local BARE = 4503599627370496
+
+-- Adds to `reply`, which holds `n` elements, a consume's or peek's decision under a rule of `window` µs (see the reply
+-- above), and returns how many it holds then. An admission is one integer where that is exact: Redis converts each
+-- element of a reply, and ioredis decodes each, at a cost that hardly depends on its digits (about 180 ns an integer
+-- in ioredis 6's decoder, 10 ns a digit), so two became one.
+local function push(reply, n, window, allowed, remaining, reset, retry)
+  -- A remaining below 0 (a limit lowered under the units already counted) is reported as 0.
+  if remaining < 0 then
+    remaining = 0
+  end
+  if allowed then
+    n = n + 1
+    if reset <= window and reset >= 0 then
+      local packed = remaining * (window + 1) + reset
+      if packed < BARE then
+        reply[n] = packed
+        return n
+      end
+    end
+    if remaining >= BARE then
+      remaining = int(remaining)
+    end
+    reply[n] = { remaining, reset }
+    return n
+  end
+  local first = -1 - remaining
+  if first <= -BARE then
+    first = int(first)
+  end
+  reply[n + 1] = first
+  reply[n + 2] = reset
+  reply[n + 3] = retry < 0 and -1 or retry
+  return n + 3
+end
+
+-- The definitions made, by their arguments: DEFINED[id][limit][window][lockout] is the table of an algorithm without a
+-- parameter, and holds one per parameter for the others. A function library keeps it from call to call, so that a
+-- definition is made once, not on every call (a seventh of a lone call's Redis instructions). It is safe to share: a
+-- definition's fields follow from its arguments alone, and what a decision sets on it (its key and cost, an
+-- override's limit, a lockout's start) it sets before reading, as the decisions of one batch always have in turn.
+-- An EVAL's script, run anew on every call, keeps none (false): only a library being loaded sees
+-- redis.register_function.
+local DEFINED = redis.register_function ~= nil and {} or false
+-- Definitions DEFINED holds; past MOST_DEFINED (a limit that each request sets can make many) it starts again empty.
+local defined_count, MOST_DEFINED = 0, 256
+
+-- The rule definition whose arguments follow ARGV[a]: its table, and the index of its last argument.
+local function define(ARGV, a)
+  local id = ARGV[a + 1]
+  local by_limit, by_window, by_lockout, found
+  if DEFINED then
+    by_limit = DEFINED[id]
+    by_window = by_limit and by_limit[ARGV[a + 2]]
+    by_lockout = by_window and by_window[ARGV[a + 3]]
+    found = by_lockout and by_lockout[ARGV[a + 4]]
+    if found then
+      if found.algorithm then
+        return found, a + 4
+      end
+      local r = found[ARGV[a + 5]]
+      if r then
+        return r, a + 5
+      end
+    end
+  end
+  local algorithm = ALGORITHMS[id]
+  -- Every field a decision sets is named here (cost and key by take_keys): a field added later grows the table.
+  local r = { algorithm = algorithm, limit = ARGV[a + 2] + 0, window = ARGV[a + 3] * 1000, block = 0, restart = false, cost = 1, key = false }
+  if not algorithm then
+    -- An overridable rule ('fw+'): its calls carry its override key (see take_keys); its own limit is kept apart.
+    algorithm = ALGORITHMS[string.sub(id, 1, -2)]
+    r.algorithm, r.override, r.own_limit = algorithm, true, r.limit
+  end
+  local lockout = ARGV[a + 4]
+  if lockout ~= '0' then
+    if string.byte(lockout, -1) == 114 then
+      -- 'r' (afterLockout 'restart'): lock_out clears the count.
+      r.restart = true
+      lockout = string.sub(lockout, 1, -2)
+    end
+    local block = tonumber(lockout)
+    if block then
+      r.block = block * 1000
+    else
+      local base, factor, top, forget = string.match(lockout, '^(%d+):([^:]+):(%d+):(%d+)$')
+      r.block, r.factor, r.max, r.forget = tonumber(base) * 1000, tonumber(factor), tonumber(top), tonumber(forget) * 1000
+    end
+  end
+  local last = a + 4
+  if algorithm.param then
+    last = last + 1
+    r.param = ARGV[last] + 0
+  end
+  if algorithm.prepare then
+    algorithm.prepare(r)
+  end
+  if not DEFINED then
+    return r, last
+  end
+  if defined_count >= MOST_DEFINED then
+    DEFINED, defined_count, by_limit, by_window, by_lockout, found = {}, 0, nil, nil, nil, nil
+  end
+  defined_count = defined_count + 1
+  if not by_limit then
+    by_limit = {}
+    DEFINED[id] = by_limit
+  end
+  if not by_window then
+    by_window = {}
+    by_limit[ARGV[a + 2]] = by_window
+  end
+  if not by_lockout then
+    by_lockout = {}
+    by_window[ARGV[a + 3]] = by_lockout
+  end
+  if last == a + 4 then
+    by_lockout[ARGV[a + 4]] = r
+  else
+    if not found then
+      found = {}
+      by_lockout[ARGV[a + 4]] = found
+    end
+    found[ARGV[last]] = r
+  end
+  return r, last
+end
+
+-- Call arguments parsed, by the argument, kept from call to call as DEFINED is (false in an EVAL's script): a batch's
+-- usual call argument ('31:c1') is then one table lookup instead of a parse. A parsed call names its rules by their
+-- numbers among the batch's definitions (`ref`, or `refs` for several), which decide binds to each batch's own
+-- definitions (see parse there). Past MOST_PARSED arguments it starts again empty.
+local PARSED = DEFINED and {} or false
+local parsed_count, MOST_PARSED = 0, 512
+
+-- A call argument parsed: { op, n = rule count, ref or refs[i] = its rules' definition numbers, and its cost: `cost`
+-- for one rule, costs[i] for several; `times` it is made in a row; `shared` for a run on one set of keys }.
+local function parse_call(argument)
+  -- A run of identical calls: 'N:' and the call, or 'N=' and the call for a run on one set of keys.
+  local spec, times, shared = argument, 1, false
+  local colon = string.find(argument, '[:=]')
+  if colon then
+    times = string.sub(argument, 1, colon - 1) + 0
+    spec = string.sub(argument, colon + 1)
+    shared = string.byte(argument, colon) == 61
+  end
+  local op = string.sub(spec, 1, 1)
+  local ref = tonumber(string.sub(spec, 2))
+  -- Every field decide sets on a call is named here ([1] and the definitions, plain and general): a field added later
+  -- grows the table.
+  if op == 'g' then
+    -- A give-back: 'g', one rule, its units, '@' and the instant after which they no longer go back.
+    local rule, cost, till = string.match(spec, '^g(%d+)%*?(%d*)@(%d+)$')
+    return { false, op = op, n = 1, ref = tonumber(rule), cost = cost == '' and 1 or tonumber(cost), till = till + 0, times = times, shared = shared, plain = false, general = false }
+  elseif ref then
+    -- One rule, one unit: most calls, read without a pattern, in one table.
+    return { false, op = op, n = 1, ref = ref, cost = 1, apply = op == 'c', times = times, shared = shared, plain = false, general = false }
+  end
+  local call = { op = op, n = 0, refs = {}, costs = {}, times = times, shared = shared, plain = false, general = false }
+  for rule, cost in string.gmatch(spec, '(%d+)%*?(%d*)') do
+    local i = call.n + 1
+    call.n = i
+    call.refs[i] = tonumber(rule)
+    call.costs[i] = cost == '' and 1 or tonumber(cost)
+  end
+  -- One rule with a cost of its own ('c1*3') is decided as one rule.
+  call.cost = call.costs[1]
+  call.apply = op == 'c'
+  return call
+end
+
 -- The driver is one function, decide, which a function library (FUNCTION LOAD, Redis 7+) registers: everything above
 -- it is then made once, when the library is loaded, instead of on every call. An EVAL's script is its body, the
 -- function's first line and last `end` taken away (lua-script.loader.ts): its returns end the script.
@@ -82,81 +255,6 @@ local function decide(KEYS, ARGV)
     return { -1 }
   end
 
-  -- Sized for one admitted decision, a lone call's usual reply (a refund's empty reply is made at the end).
-  local reply, n = { 0 }, 0
-  -- 2^52: the largest magnitude a reply carries as a bare integer, every client decoding it exactly (see the reply
-  -- above); past it a remaining goes as its digits. A packed admission stays below it too.
-  local BARE = 4503599627370496
-
-  -- A consume's or peek's decision under a rule of `window` µs (see the reply above). An admission is one integer where
-  -- that is exact: Redis converts each element of a reply, and ioredis decodes each, at a cost that hardly depends on
-  -- its digits (about 180 ns an integer in ioredis 6's decoder, 10 ns a digit), so two became one.
-  local function push(window, allowed, remaining, reset, retry)
-    -- A remaining below 0 (a limit lowered under the units already counted) is reported as 0.
-    if remaining < 0 then
-      remaining = 0
-    end
-    if allowed then
-      n = n + 1
-      if reset <= window and reset >= 0 then
-        local packed = remaining * (window + 1) + reset
-        if packed < BARE then
-          reply[n] = packed
-          return
-        end
-      end
-      if remaining >= BARE then
-        remaining = int(remaining)
-      end
-      reply[n] = { remaining, reset }
-      return
-    end
-    local first = -1 - remaining
-    if first <= -BARE then
-      first = int(first)
-    end
-    reply[n + 1] = first
-    reply[n + 2] = reset
-    reply[n + 3] = retry < 0 and -1 or retry
-    n = n + 3
-  end
-
-  -- The rule definition whose arguments follow ARGV[a]: its table, and the index of its last argument.
-  local function define(a)
-    local algorithm = ALGORITHMS[ARGV[a + 1]]
-    -- Every field a decision sets is named here (cost and key by take_keys): a field added later grows the table.
-    local r = { algorithm = algorithm, limit = ARGV[a + 2] + 0, window = ARGV[a + 3] * 1000, block = 0, restart = false, cost = 1, key = false }
-    if not algorithm then
-      -- An overridable rule ('fw+'): its calls carry its override key (see take_keys); its own limit is kept apart.
-      algorithm = ALGORITHMS[string.sub(ARGV[a + 1], 1, -2)]
-      r.algorithm, r.override, r.own_limit = algorithm, true, r.limit
-    end
-    local lockout = ARGV[a + 4]
-    if lockout ~= '0' then
-      if string.byte(lockout, -1) == 114 then
-        -- 'r' (afterLockout 'restart'): lock_out clears the count.
-        r.restart = true
-        lockout = string.sub(lockout, 1, -2)
-      end
-      local block = tonumber(lockout)
-      if block then
-        r.block = block * 1000
-      else
-        local base, factor, top, forget = string.match(lockout, '^(%d+):([^:]+):(%d+):(%d+)$')
-        r.block, r.factor, r.max, r.forget = tonumber(base) * 1000, tonumber(factor), tonumber(top), tonumber(forget) * 1000
-      end
-    end
-    a = a + 4
-    if algorithm.param then
-      a = a + 1
-      r.param = ARGV[a] + 0
-    end
-    if algorithm.prepare then
-      algorithm.prepare(r)
-    end
-    return r, a
-  end
-
   -- A lone call of one unit under one rule without a lockout (an app with one decision in flight, or coalescing off):
   -- decided here, before the tables and functions only a batch needs are made. A script's tables and functions are
   -- made anew on every call, and those were a fifth of a lone call's Redis instructions (callgrind: 102,000 against
@@ -166,7 +264,7 @@ local function decide(KEYS, ARGV)
   -- the batch form were three more arguments, each of which cost Redis about 1,100 instructions to take in.
   local op = ARGV[3]
   if op == 'c' or op == 'p' or op == 'r' then
-    local r = define(3)
+    local r = define(ARGV, 3)
     r.key = KEYS[1]
     if op == 'r' then
       r.algorithm.refund(r, now, 1)
@@ -181,9 +279,13 @@ local function decide(KEYS, ARGV)
     if packed and packed < BARE then
       return packed
     end
-    push(r.window, allowed, remaining, reset, retry)
+    local reply = {}
+    push(reply, 0, r.window, allowed, remaining, reset, retry)
     return reply
   end
+
+  -- The batch's reply, sized for one element (a refund's empty reply is made at the end), and how many it holds.
+  local reply, n = { 0 }, 0
 
   local call_args, definition_count = ARGV[3] + 0, ARGV[4] + 0
   local extra = ARGV[5] == '0' and 0 or ARGV[5] + 0
@@ -193,7 +295,7 @@ local function decide(KEYS, ARGV)
   local a = 5 + call_args
   for i = 1, definition_count do
     local r
-    r, a = define(a)
+    r, a = define(ARGV, a)
     has_lockout = has_lockout or r.block > 0
     has_override = has_override or r.override
     definitions[i] = r
@@ -219,46 +321,35 @@ local function decide(KEYS, ARGV)
   end
   local k = 0
 
-  -- A call argument parsed: { op, n = rule count, [i] = definition, and its cost: `cost` for one rule, costs[i] for
-  -- several; `plain` when it is a consume or peek of one rule without a lockout; `times` it is made in a row },
-  -- memoised by the argument itself (Lua strings are interned: a repeated call is one table lookup).
+  -- Each call argument of the batch, parsed (see parse_call) and bound to this batch's definitions: [i] is the
+  -- definition of its i-th rule, `plain` when it is a consume or peek of one rule without a lockout or an override.
+  -- Memoised by the argument itself (Lua strings are interned: a repeated call is one table lookup).
   local parsed = {}
   local function parse(argument)
-    -- A run of identical calls: 'N:' and the call, or 'N=' and the call for a run on one set of keys.
-    local spec, times, shared = argument, 1, false
-    local colon = string.find(argument, '[:=]')
-    if colon then
-      times = string.sub(argument, 1, colon - 1) + 0
-      spec = string.sub(argument, colon + 1)
-      shared = string.byte(argument, colon) == 61
-    end
-    local op = string.sub(spec, 1, 1)
-    local ref = tonumber(string.sub(spec, 2))
-    local call
-    if op == 'g' then
-      -- A give-back: 'g', one rule, its units, '@' and the instant after which they no longer go back.
-      local rule, cost, till = string.match(spec, '^g(%d+)%*?(%d*)@(%d+)$')
-      call = { definitions[tonumber(rule)], op = op, n = 1, cost = cost == '' and 1 or tonumber(cost), till = till + 0, times = times, shared = shared }
-    elseif ref then
-      -- One rule, one unit: most calls, read without a pattern, in one table.
-      -- Every field set below is named here: a field added later grows the table.
-      call = { definitions[ref], op = op, n = 1, cost = 1, apply = op == 'c', plain = false, general = false, times = times, shared = shared }
-    else
-      call = { op = op, n = 0, costs = {}, times = times, shared = shared }
-      for rule, cost in string.gmatch(spec, '(%d+)%*?(%d*)') do
-        local i = call.n + 1
-        call.n = i
-        call[i] = definitions[tonumber(rule)]
-        call.costs[i] = cost == '' and 1 or tonumber(cost)
+    local call = PARSED and PARSED[argument]
+    if not call then
+      call = parse_call(argument)
+      if PARSED then
+        if parsed_count >= MOST_PARSED then
+          PARSED, parsed_count = {}, 0
+        end
+        parsed_count = parsed_count + 1
+        PARSED[argument] = call
       end
-      -- One rule with a cost of its own ('c1*3') is decided as one rule.
-      call.cost = call.costs[1]
-      call.apply = op == 'c'
     end
-    local plain = call.n == 1 and (op == 'c' or op == 'p') and call[1].block == 0 and not call[1].override
+    local refs = call.refs
+    if refs then
+      for i = 1, call.n do
+        call[i] = definitions[refs[i]]
+      end
+    else
+      call[1] = definitions[call.ref]
+    end
+    local first, op = call[1], call.op
+    local plain = call.n == 1 and (op == 'c' or op == 'p') and first.block == 0 and not first.override
     call.plain = plain
     -- Decided by decide_one or decide_all (see `general` below), not by the plain path or decide_run's own.
-    call.general = not (plain and (not shared or call[1].algorithm.runs))
+    call.general = not (plain and (not call.shared or first.algorithm.runs))
     parsed[argument] = call
     return call
   end
@@ -320,9 +411,9 @@ local function decide(KEYS, ARGV)
       n = n + 1
       reply[n] = r.limit >= BARE and int(r.limit) or r.limit
       if r.blocked then
-        push(r.window, false, 0, r.blocked, r.blocked)
+        n = push(reply, n, r.window, false, 0, r.blocked, r.blocked)
       else
-        push(r.window, allowed, remaining, reset, retry)
+        n = push(reply, n, r.window, allowed, remaining, reset, retry)
       end
     end
 
@@ -440,7 +531,7 @@ local function decide(KEYS, ARGV)
         if r.override then
           push_overridden(r, locked_out(r, left))
         else
-          push(r.window, locked_out(r, left))
+          n = push(reply, n, r.window, locked_out(r, left))
         end
         return
       end
@@ -451,7 +542,7 @@ local function decide(KEYS, ARGV)
       if r.override then
         push_overridden(r, allowed, remaining, reset, retry)
       else
-        push(r.window, allowed, remaining, reset, retry)
+        n = push(reply, n, r.window, allowed, remaining, reset, retry)
       end
     end
 
@@ -509,7 +600,7 @@ local function decide(KEYS, ARGV)
         if r.override then
           push_overridden(r, d[1], d[2], d[3], d[4])
         else
-          push(r.window, d[1], d[2], d[3], d[4])
+          n = push(reply, n, r.window, d[1], d[2], d[3], d[4])
         end
       end
     end
@@ -533,7 +624,7 @@ local function decide(KEYS, ARGV)
           local reset_of = r.algorithm.runs
           for j = 1, count do
             local behind = (count - j) * cost
-            push(r.window, true, last + behind, reset_of == true and at or reset_of(r, units, behind), 0)
+            n = push(reply, n, r.window, true, last + behind, reset_of == true and at or reset_of(r, units, behind), 0)
           end
         end
 
@@ -565,11 +656,11 @@ local function decide(KEYS, ARGV)
             end
           end
           local allowed, remaining, reset, retry = algorithm.check(r, now, cost, apply)
-          push(window, allowed, remaining, reset, retry)
+          n = push(reply, n, window, allowed, remaining, reset, retry)
           if not apply or not allowed then
             -- Peeks, or consumes after a refusal: each decided as the first, the state untouched.
             for _ = 1, more do
-              push(window, allowed, remaining, reset, retry)
+              n = push(reply, n, window, allowed, remaining, reset, retry)
             end
             return
           end
@@ -581,7 +672,7 @@ local function decide(KEYS, ARGV)
           if admitted < more then
             allowed, remaining, reset, retry = algorithm.check(r, now, cost, false)
             for _ = admitted + 1, more do
-              push(window, allowed, remaining, reset, retry)
+              n = push(reply, n, window, allowed, remaining, reset, retry)
             end
           end
         end
@@ -604,7 +695,7 @@ local function decide(KEYS, ARGV)
           n = n + 1
           reply[n] = packed
         else
-          push(window, allowed, remaining, reset, retry)
+          n = push(reply, n, window, allowed, remaining, reset, retry)
         end
       end
     else
