@@ -45,10 +45,11 @@ export interface RedisStoreOptions {
   /**
    * Call the decision scripts as a Redis function library: loaded once per server (`FUNCTION LOAD`, a library named
    * `rrl_<sha1 of the script>`), then called with `FCALL`, where the server has functions (Redis 7+, Valkey), on
-   * every client library but a GLIDE Cluster client. A library's code is made once, when it is loaded, where an
-   * `EVALSHA` makes the script's functions and tables anew on every call: a decision sent alone costs Redis about a
-   * fifth fewer instructions. Where the server refuses `FUNCTION LOAD` (Redis 6, an ACL, a renamed command), scripts
-   * go as `EVALSHA`. `false`: `EVALSHA` only, nothing kept in the server's function libraries. @default true
+   * every client library (a GLIDE Cluster client, which shows no slot table, loads it on every primary at once). A
+   * library's code is made once, when it is loaded, where an `EVALSHA` makes the script's functions and tables anew
+   * on every call, and it keeps the rule definitions it has read: a decision sent alone costs Redis about a third
+   * fewer instructions. Where the server refuses `FUNCTION LOAD` (Redis 6, an ACL, a renamed command), scripts go as
+   * `EVALSHA`. `false`: `EVALSHA` only, nothing kept in the server's function libraries. @default true
    */
   functions?: boolean;
 }

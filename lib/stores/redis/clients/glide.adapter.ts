@@ -1,7 +1,7 @@
 import type { GlideClientLike, GlideClusterClientLike, GlideRoute, RedisArg } from '../../../interfaces/redis-client.interface.js';
 import type { LuaScript } from './redis-script.call.js';
 import calculateSlot from 'cluster-key-slot';
-import { LoadedScripts, sendScript } from './loaded-scripts.js';
+import { LoadedScripts, sendScript, type FunctionPlaces } from './loaded-scripts.js';
 import { resendWhileSlotMoves } from './slot-move.resend.js';
 import type { ClusterPrimary, RedisClientPort, WriteCorker } from './redis-client.port.js';
 
@@ -52,6 +52,7 @@ function loadClusterBatch(): Promise<GlideBatchClass | undefined> {
  * for a script call on a Cluster, below). A script goes as EVAL the first time this adapter sends it to the server
  * (on a Cluster, to a slot: GLIDE shows no slot table), as EVALSHA after, and as EVAL again after a NOSCRIPT (GLIDE
  * words it "NoScriptError"): the first decisions need no NOSCRIPT round trip, which GLIDE would also log as a WARN.
+ * Once its function library is loaded (on a Cluster, on every primary at once), as FCALL (see sendScript).
  * On a Cluster each command is routed to the primary of its first key's slot (`primarySlotKey`; `primarySlotId`
  * routes to the wrong node in GLIDE 2.5). GLIDE exposes no slot table, so `nodeOf` knows no node: a coalesced
  * batch is sent one call per script call, each routed by its key.
@@ -66,9 +67,16 @@ export class GlideAdapter implements RedisClientPort {
   readonly isCluster: boolean;
   private readonly loaded = new LoadedScripts();
 
+  /** A Cluster's libraries, loaded on every primary (see sendScript). */
+  private readonly functionPlaces: FunctionPlaces | undefined;
+
   constructor(readonly client: GlideClientLike | GlideClusterClientLike, kind: 'client' | 'cluster') {
     this.isCluster = kind === 'cluster';
-    if (this.isCluster) void loadClusterBatch();
+    if (this.isCluster) {
+      void loadClusterBatch();
+      const cluster = client as GlideClusterClientLike;
+      this.functionPlaces = { place: 'every primary', load: (args) => cluster.customCommand(args, { route: 'allPrimaries', decoder: DECODE_STRINGS }) };
+    }
   }
 
   private send(firstKey: string | undefined, args: RedisArg[]): Promise<unknown> {
@@ -90,12 +98,16 @@ export class GlideAdapter implements RedisClientPort {
   }
 
   /**
-   * `args` (EVAL's after the first two) as FCALL, EVALSHA or EVAL (see sendScript); never as FCALL on a Cluster, whose
-   * places here are slots (GLIDE exposes no slot table).
+   * `args` (EVAL's after the first two) as FCALL, EVALSHA or EVAL (see sendScript). On a Cluster, whose places here are
+   * slots (GLIDE exposes no slot table), a library is loaded on every primary at once, and a primary that has lost it
+   * (a failover, a new primary, a FUNCTION FLUSH) answers "Function not found": the call goes as EVAL, and the library
+   * to every primary again.
    */
   private async sendScript<Reply>(script: LuaScript, place: string, firstKey: string | undefined, args: string[]): Promise<Reply> {
-    return (await sendScript(this.loaded, place, script, args, (sent) => this.sendScriptCommand(firstKey, sent), !this.isCluster)) as Reply;
+    return (await sendScript(this.loaded, place, script, args, (sent) => this.sendScriptCommand(firstKey, sent), this.functionPlaces ?? true)) as Reply;
   }
+
+
 
   /** On a Cluster, `args` as a pipeline of one command routed by `firstKey`; else (or without ClusterBatch) as `send`. */
   private async sendScriptCommand(firstKey: string | undefined, args: RedisArg[]): Promise<unknown> {

@@ -61,11 +61,22 @@ export class LoadedScripts {
 }
 
 /**
+ * Where a client's script libraries are loaded when that is not where each call goes: `place` names them all in
+ * LoadedScripts, and `load` sends a command to every one (a GLIDE Cluster client, whose places for EVALSHA are
+ * slots: it shows no slot table, so its libraries go to every primary at once).
+ */
+export interface FunctionPlaces {
+  readonly place: string;
+  load(args: string[]): Promise<unknown>;
+}
+
+/**
  * Sends a script call to `place` through `send`, `args` being EVAL's after its first two (set here): as FCALL where
  * the script's function library is loaded, else as EVALSHA where the script is known, else as EVAL; after a NOSCRIPT
  * or a "Function not found" (the call did not run) as EVAL again, to the same place. Once a call ran there as EVAL or
- * EVALSHA, the place is asked to load the script's library (FUNCTION LOAD through `send`), in the background: the
- * calls after that answer go as FCALL, those before it as EVALSHA, in the order they are made.
+ * EVALSHA, the place is asked to load the script's library (FUNCTION LOAD through `send`, or to every place of
+ * `functions`), in the background: the calls after that answer go as FCALL, those before it as EVALSHA, in the order
+ * they are made.
  */
 export async function sendScript(
   loaded: LoadedScripts,
@@ -73,12 +84,14 @@ export async function sendScript(
   script: LuaScript,
   args: string[],
   send: (args: string[]) => Promise<unknown>,
-  /** false: never as FCALL (places that are slots, not nodes: a library would be loaded once per slot). */
-  functions = true,
+  /** Where the libraries are loaded, when not at `place` (see FunctionPlaces); false: never as FCALL. */
+  functions: boolean | FunctionPlaces = true,
 ): Promise<unknown> {
   const sha = script.sha;
-  const fn = functions ? script.fn : undefined;
-  const asFunction = fn !== undefined && loaded.hasFunction(place, sha);
+  const fn = functions !== false ? script.fn : undefined;
+  const libraries = typeof functions === 'object' ? functions : undefined;
+  const fnPlace = libraries?.place ?? place;
+  const asFunction = fn !== undefined && loaded.hasFunction(fnPlace, sha);
   const known = asFunction || loaded.knownOrMark(place, sha);
   args[0] = asFunction ? 'FCALL' : known ? 'EVALSHA' : 'EVAL';
   args[1] = asFunction ? fn.name : known ? sha : script.source;
@@ -88,20 +101,20 @@ export async function sendScript(
   } catch (error) {
     if (asFunction ? !isNoFunction(error) : !known || !isNoScript(error)) throw error;
     // "Function not found" or NOSCRIPT: the call did not run; its source goes to the same node (same key).
-    if (asFunction) loaded.forgetFunctions(place);
+    if (asFunction) loaded.forgetFunctions(fnPlace);
     else loaded.forget(place);
     loaded.knownOrMark(place, sha);
     args[0] = 'EVAL';
     args[1] = script.source;
     reply = await send(args);
   }
-  if (!asFunction && fn !== undefined && loaded.startLoading(place, sha)) {
+  if (!asFunction && fn !== undefined && loaded.startLoading(fnPlace, sha)) {
     // REPLACE: another client may have loaded it, the same code under the same name (GLIDE would log the error).
-    send(['FUNCTION', 'LOAD', 'REPLACE', fn.library]).then(
-      () => loaded.loadingDone(place, sha, true),
-      // No FUNCTION before Redis 7, an ACL, a renamed command, a lost connection: EVALSHA, asked again after
-      // RETRY_FUNCTION_LOAD_MS.
-      () => loaded.loadingDone(place, sha, false),
+    (libraries?.load ?? send)(['FUNCTION', 'LOAD', 'REPLACE', fn.library]).then(
+      () => loaded.loadingDone(fnPlace, sha, true),
+      // No FUNCTION before Redis 7, an ACL, a renamed command, a lost connection, a primary of several that refused:
+      // EVALSHA, asked again after RETRY_FUNCTION_LOAD_MS.
+      () => loaded.loadingDone(fnPlace, sha, false),
     );
   }
   return reply;
