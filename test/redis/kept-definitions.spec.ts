@@ -62,7 +62,7 @@ describe('a function library keeps definitions and calls from one FCALL to the n
     for (let limit = 1_000; limit < 1_100; limit++) await lone(limit);
     const before = await vmMemory();
     for (let limit = 10_000; limit < 20_000; limit++) await lone(limit);
-    // 10,000 definitions kept would take megabytes; at most 256 of them, and what Lua has not collected yet, far less.
+    // 10,000 definitions kept would take megabytes; at most 64 of them, and what Lua has not collected yet, far less.
     expect((await vmMemory()) - before).toBeLessThan(1_000_000);
   });
 });
