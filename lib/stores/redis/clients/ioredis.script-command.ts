@@ -41,14 +41,17 @@ function defineScriptCommand(Command: IoRedisLibrary['Command']): ScriptCommandC
     override toWritable(socket: object): string | Buffer {
       this.socket = socket;
       const { fn, sha } = this.script;
-      if (fn !== undefined && !this.alwaysEval && FUNCTIONS.get(socket)?.get(sha) === true) {
+      const library = fn !== undefined && !this.alwaysEval ? FUNCTIONS.get(socket)?.get(sha) : undefined;
+      if (library === true) {
         this.name = 'fcall';
-        this.args[0] = fn.name;
+        this.args[0] = fn!.name;
         return super.toWritable(socket);
       }
       let loaded = LOADED.get(socket);
       if (loaded === undefined) LOADED.set(socket, (loaded = new Set()));
-      if (this.alwaysEval || !loaded.has(sha)) {
+      // While the library loads, EVAL, which no server answers NOSCRIPT: an EVALSHA answered NOSCRIPT (a SCRIPT FLUSH)
+      // after the load's reply would be resent after the FCALLs written since, and decided after later calls.
+      if (this.alwaysEval || library === 'loading' || !loaded.has(sha)) {
         loaded.add(sha);
         this.name = 'eval';
         this.args[0] = this.script.source;
