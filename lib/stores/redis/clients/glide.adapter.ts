@@ -107,8 +107,6 @@ export class GlideAdapter implements RedisClientPort {
     return (await sendScript(this.loaded, place, script, args, (sent) => this.sendScriptCommand(firstKey, sent), this.functionPlaces ?? true)) as Reply;
   }
 
-
-
   /** On a Cluster, `args` as a pipeline of one command routed by `firstKey`; else (or without ClusterBatch) as `send`. */
   private async sendScriptCommand(firstKey: string | undefined, args: RedisArg[]): Promise<unknown> {
     if (!this.isCluster || firstKey === undefined) return this.send(firstKey, args);
