@@ -41,17 +41,14 @@ function defineScriptCommand(Command: IoRedisLibrary['Command']): ScriptCommandC
     override toWritable(socket: object): string | Buffer {
       this.socket = socket;
       const { fn, sha } = this.script;
-      const library = fn !== undefined && !this.alwaysEval ? FUNCTIONS.get(socket)?.get(sha) : undefined;
-      if (library === true) {
+      if (fn !== undefined && !this.alwaysEval && FUNCTIONS.get(socket)?.get(sha) === true) {
         this.name = 'fcall';
-        this.args[0] = fn!.name;
+        this.args[0] = fn.name;
         return super.toWritable(socket);
       }
       let loaded = LOADED.get(socket);
       if (loaded === undefined) LOADED.set(socket, (loaded = new Set()));
-      // While the library loads, EVAL, which no server answers NOSCRIPT: an EVALSHA answered NOSCRIPT (a SCRIPT FLUSH)
-      // after the load's reply would be resent after the FCALLs written since, and decided after later calls.
-      if (this.alwaysEval || library === 'loading' || !loaded.has(sha)) {
+      if (this.alwaysEval || !loaded.has(sha)) {
         loaded.add(sha);
         this.name = 'eval';
         this.args[0] = this.script.source;

@@ -36,11 +36,6 @@ export class LoadedScripts {
     return this.functions.get(place)?.get(sha) === true;
   }
 
-  /** Whether `place` is loading `sha`'s library: asked, and not answered yet. */
-  isLoading(place: string, sha: string): boolean {
-    return this.functions.get(place)?.get(sha) === 'loading';
-  }
-
   /**
    * Whether to ask `place` to load `sha`'s library now: neither loaded, nor loading, nor refused lately. Marks it
    * loading.
@@ -97,9 +92,7 @@ export async function sendScript(
   const libraries = typeof functions === 'object' ? functions : undefined;
   const fnPlace = libraries?.place ?? place;
   const asFunction = fn !== undefined && loaded.hasFunction(fnPlace, sha);
-  // While the library loads, EVAL, which no server answers NOSCRIPT: an EVALSHA answered NOSCRIPT (a SCRIPT FLUSH)
-  // after the load's answer would be resent after the FCALLs sent since, and decided after later calls.
-  const known = asFunction || (loaded.knownOrMark(place, sha) && !(fn !== undefined && loaded.isLoading(fnPlace, sha)));
+  const known = asFunction || loaded.knownOrMark(place, sha);
   args[0] = asFunction ? 'FCALL' : known ? 'EVALSHA' : 'EVAL';
   args[1] = asFunction ? fn.name : known ? sha : script.source;
   let reply: unknown;
