@@ -110,12 +110,11 @@ local defined_count, MOST_DEFINED = 0, 64
 -- The rule definition whose arguments follow ARGV[a]: its table, and the index of its last argument.
 local function define(ARGV, a)
   local id = ARGV[a + 1]
-  local by_limit, by_window, by_lockout, found
   if DEFINED then
-    by_limit = DEFINED[id]
-    by_window = by_limit and by_limit[ARGV[a + 2]]
-    by_lockout = by_window and by_window[ARGV[a + 3]]
-    found = by_lockout and by_lockout[ARGV[a + 4]]
+    local by_limit = DEFINED[id]
+    local by_window = by_limit and by_limit[ARGV[a + 2]]
+    local by_lockout = by_window and by_window[ARGV[a + 3]]
+    local found = by_lockout and by_lockout[ARGV[a + 4]]
     if found then
       if found.algorithm then
         return found, a + 4
@@ -161,30 +160,20 @@ local function define(ARGV, a)
     return r, last
   end
   if defined_count >= MOST_DEFINED then
-    DEFINED, defined_count, by_limit, by_window, by_lockout, found = {}, 0, nil, nil, nil, nil
+    DEFINED, defined_count = {}, 0
   end
   defined_count = defined_count + 1
-  if not by_limit then
-    by_limit = {}
-    DEFINED[id] = by_limit
-  end
-  if not by_window then
-    by_window = {}
-    by_limit[ARGV[a + 2]] = by_window
-  end
-  if not by_lockout then
-    by_lockout = {}
-    by_window[ARGV[a + 3]] = by_lockout
-  end
-  if last == a + 4 then
-    by_lockout[ARGV[a + 4]] = r
-  else
-    if not found then
-      found = {}
-      by_lockout[ARGV[a + 4]] = found
+  -- Kept under its arguments but the last, each level made when missing, then under the last.
+  local level = DEFINED
+  for i = a + 1, last - 1 do
+    local next_level = level[ARGV[i]]
+    if not next_level then
+      next_level = {}
+      level[ARGV[i]] = next_level
     end
-    found[ARGV[last]] = r
+    level = next_level
   end
+  level[ARGV[last]] = r
   return r, last
 end
 
