@@ -37,6 +37,16 @@ function code(name: string): string {
   return read(name).replace(INCLUDE, (_line, include: string) => read(join('includes', include)));
 }
 
+/**
+ * `code` with its comment lines emptied, so that a line number in a Lua error still points into the assembled code:
+ * comments are about half of the source, which Redis keeps for every library it holds (in memory, snapshots and
+ * replicas) and an EVAL carries. Only whole lines go: a line opening with `--`, or a `--[[ ... ]]` block that opens
+ * one. The scripts hold no long string (`[[ ... ]]`), in which such a line would be text.
+ */
+export function withoutComments(code: string): string {
+  return code.replace(/^[ \t]*--\[\[[\s\S]*?\]\]/gm, (block) => block.replace(/[^\n]/g, '')).replace(/^[ \t]*--.*$/gm, '');
+}
+
 /** The head of the driver's function (lua/includes/driver.lua), which a function library registers. */
 const DRIVER_HEAD = '\nlocal function decide(KEYS, ARGV)\n';
 
@@ -53,7 +63,8 @@ function asScriptBody(driverCode: string): string {
 
 /** A script's source for EVAL: its code with its includes in place. */
 export function loadScript(name: string): string {
-  return read(name).includes('--- @include "driver"') ? asScriptBody(code(name)) : code(name);
+  const assembled = withoutComments(code(name));
+  return read(name).includes('--- @include "driver"') ? asScriptBody(assembled) : assembled;
 }
 
 /**
@@ -72,7 +83,7 @@ export function decisionScript(driverCode: string, { functions = true, flags }: 
 
 /** An algorithm's code with its includes, the driver a function (see decisionScript). */
 export function loadDriverCode(name: string): string {
-  return code(name);
+  return withoutComments(code(name));
 }
 
 /** The part of an algorithm's script between its includes: the code that registers it with the driver. */
@@ -87,11 +98,12 @@ function body(name: string): string {
 
 /** The code of one script holding every algorithm, for `consumeAll` over rules of different algorithms in one round trip. */
 export function loadCombinedScript(names: readonly string[]): string {
-  return [
-    '-- All rate-limit algorithms behind one driver, assembled from lua/*.lua by lua-script.loader.ts.',
-    read(join('includes', 'prelude')),
-    read(join('includes', 'exact')),
-    ...names.map(body),
-    read(join('includes', 'driver')),
-  ].join('\n');
+  return withoutComments(
+    [
+      read(join('includes', 'prelude')),
+      read(join('includes', 'exact')),
+      ...names.map(body),
+      read(join('includes', 'driver')),
+    ].join('\n'),
+  );
 }
