@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { Decoder, GlideClient } from '@valkey/valkey-glide';
 import type { Redis } from 'ioredis';
+import net from 'node:net';
 import { createClient, RESP_TYPES } from 'redis';
 import { defineRule, RedisStore, type RedisClientLike } from '../../lib/index.js';
 import { CLIENT_LIBRARIES, openClient, type ClientLibrary, type OpenClient } from '../support/redis-clients.js';
@@ -106,6 +107,28 @@ it('puts a node-redis 6 client\'s keyPrefix before the keys, as its own commands
   } finally {
     client.destroy();
   }
+});
+
+describe.each(['node-redis 5', 'node-redis 6'] as const)('coalescing on a %s client, which writes from a setImmediate of its own', (library) => {
+  it('writes the calls made in the turn of a lone call in the same write as it, not a turn later', async () => {
+    const opened = await openClient(library, redis.port);
+    const cork = jest.spyOn(net.Socket.prototype, 'cork');
+    try {
+      const store = new RedisStore(opened.client, { keyPrefix: uniquePrefix() });
+      await store.consume('warm', RULE);
+      await admin.config('RESETSTAT');
+      cork.mockClear();
+      // The first goes alone (nothing in flight), the three after it in a batch: node-redis corks its socket once per write.
+      const decisions = await Promise.all(['a', 'b', 'c', 'd'].map((key) => store.consume(key, RULE)));
+      expect(decisions.map((d) => d.remaining)).toEqual([4, 4, 4, 4]);
+      const stats = await admin.info('commandstats');
+      expect(['eval', 'evalsha', 'fcall'].reduce((sum, command) => sum + commandCalls(stats, command), 0)).toBe(2);
+      expect(cork).toHaveBeenCalledTimes(1);
+    } finally {
+      cork.mockRestore();
+      await opened.close();
+    }
+  });
 });
 
 describe('node-redis 6\'s per-command timer', () => {

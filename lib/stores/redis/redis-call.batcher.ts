@@ -65,7 +65,8 @@ interface ClosedBatch {
  * the loop has run, so that the decisions of all the HTTP requests read in one turn (each its own callback) and
  * all the callers that the replies of earlier batches woke go out together, in one socket write, with no timer.
  * They wait only for the rest of this turn, while the batch in flight holds Redis anyway. A batch that reaches
- * `maxBatch` is sent at once.
+ * `maxBatch` is sent at once. On a client that writes from a `setImmediate` of its own (node-redis), the flush is
+ * scheduled before a lone call is sent, so that the calls made after it in the same turn go in its write.
  *
  * Heavy calls (sliding-log consumes with large costs) are bounded by their work: a batch closes before a call would
  * take it past `MAX_BATCH_ENTRIES`, and while batches in flight have that many, the next batch waits for them to land
@@ -93,6 +94,8 @@ export class RedisCallBatcher {
   constructor(
     private readonly sender: BatchSender,
     private readonly maxBatch: number,
+    /** Whether the client writes from a `setImmediate` of its own (RedisClientPort.writesFromImmediate). */
+    private readonly writesFromImmediate = false,
   ) {}
 
   /**
@@ -111,8 +114,12 @@ export class RedisCallBatcher {
       if (this.pending.length === 0) this.openedAt = Date.now();
       this.entries += entries;
       const queued = this.pending.push({ op, rules, single, resolve, reject, madeAt: this.openedAt, till });
-      if (queued === 1 && this.inFlight === 0) this.send();
-      else if (queued === 1) setImmediate(this.flush);
+      if (queued === 1 && this.inFlight === 0) {
+        // A client that writes from a setImmediate of its own would write this call from one scheduled before the
+        // flush of the calls made after it in this turn, and those only in the next turn: the flush goes first.
+        if (this.writesFromImmediate) setImmediate(this.flush);
+        this.send();
+      } else if (queued === 1) setImmediate(this.flush);
       else if (queued >= this.maxBatch) this.send();
     });
   }

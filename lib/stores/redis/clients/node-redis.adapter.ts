@@ -146,6 +146,9 @@ export class NodeRedisAdapter implements RedisClientPort {
     return undefined;
   }
 
+  /** node-redis writes a turn's commands from a `setImmediate` (a client's, or each Cluster node's, `#scheduleWrite`). */
+  readonly writesFromImmediate = true;
+
   async primaries(): Promise<readonly ClusterPrimary[]> {
     if (!this.isCluster) return [];
     const cluster = this.client as unknown as NodeRedisClusterNodes;

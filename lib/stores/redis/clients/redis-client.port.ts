@@ -44,6 +44,12 @@ export interface RedisClientPort {
   nodeOf(slot: number): string | undefined;
   /** A corker for the calls of one turn, when the client can put them in one write; undefined otherwise. */
   writeCorker(): WriteCorker | undefined;
+  /**
+   * Whether the client writes the commands it is given from a `setImmediate` of its own (node-redis), not at once:
+   * the batch of calls made after a lone call in the same turn then goes in the lone call's write only when the
+   * batch's flush was scheduled before the lone call was sent (see RedisCallBatcher). Absent: false.
+   */
+  readonly writesFromImmediate?: boolean;
   /** Whether commands can be sent: false for a client that was never opened, or was closed. */
   readonly isOpen: boolean;
   /**
