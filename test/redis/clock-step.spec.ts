@@ -47,6 +47,18 @@ describe('a clock step larger than timeoutMs between two clock measurements', ()
     expect(result.decisions.map((d) => d.remaining)).toEqual([9, 4]);
   });
 
+  it('decides on Redis right after the step when the new clock measurement\'s round trip is slow (a loaded host)', async () => {
+    const client = redis.client();
+    const store = new RedisStore(client, { keyPrefix: uniquePrefix(), timeoutMs: TIMEOUT_MS });
+    await store.peek('k', rule);
+    // Every later TIME answers 300 ms late: far past twice the first one's round trip, as a busy host can make it.
+    const time = client.time.bind(client);
+    client.time = (() => new Promise((resolve) => setTimeout(resolve, 300)).then(() => time())) as typeof client.time;
+    step(-STEP_MS);
+    expect(await store.consume('k', rule)).toMatchObject({ allowed: true, remaining: 9 });
+    expect(await store.consume('k', rule)).toMatchObject({ allowed: true, remaining: 8 });
+  });
+
   it('keeps deciding on Redis through the module, with the circuit closed, right after the step', async () => {
     const rl = await startResilientApp(redis, { failurePolicy: 'closed', circuitBreaker: { failureThreshold: 1 }, timeoutMs: TIMEOUT_MS });
     try {

@@ -31,6 +31,8 @@ export class RedisClockOffset {
   private rejected = 0;
   /** Measure on the next call, however recent the last measurement. */
   private stale = false;
+  /** The estimate is known to be wrong (a prompt deadline refusal): the next measurement is taken however imprecise. */
+  private wrong = false;
 
   constructor(private readonly port: RedisClientPort) {}
 
@@ -53,8 +55,13 @@ export class RedisClockOffset {
     return Math.floor((since + waitMs) * 1000 + this.offsetUs);
   }
 
-  /** A measurement started after `since` (performance.now()): the one in flight if it did, else a new one. */
+  /**
+   * A measurement started after `since` (performance.now()): the one in flight if it did, else a new one. Called
+   * when Redis refused a prompt command as late: the estimate is wrong, so this measurement is kept even if its round
+   * trip was slow (a loaded host), which the regular ones would set aside, and the next call measures again.
+   */
   measureAfter(since: number): Promise<void> {
+    this.wrong = true;
     return this.syncing && this.syncStartedAt >= since ? this.syncing : this.measure();
   }
 
@@ -79,13 +86,14 @@ export class RedisClockOffset {
       // deadline for a minute. Such a measurement is set aside and the next call measures again; a first one is kept
       // (nothing better is known) and the next call measures again.
       const precise = rttMs <= 2 * this.minRttMs + PRECISE_SLACK_MS;
-      if (!precise && this.offsetUs !== undefined && this.rejected < MAX_REJECTED) {
+      if (!precise && this.offsetUs !== undefined && this.rejected < MAX_REJECTED && !this.wrong) {
         this.rejected++;
         this.stale = true;
         return;
       }
       this.rejected = 0;
-      this.stale = this.offsetUs === undefined && rttMs > PRECISE_SLACK_MS;
+      this.stale = (this.offsetUs === undefined && rttMs > PRECISE_SLACK_MS) || (this.wrong && !precise);
+      this.wrong = false;
       this.minRttMs = Math.min(this.minRttMs, rttMs);
       const redisUs = Number(seconds) * 1_000_000 + Number(micros);
       this.offsetUs = redisUs - ((before + after) / 2) * 1000 + ((after - before) / 2) * 1000;
