@@ -83,8 +83,9 @@ export class RedisClockOffset {
       const rttMs = after - before;
       // Erring late by up to the round trip keeps a prompt command from being refused, but lets one through that is
       // late by as much: a round trip stretched by a stall or a queue (TIME behind a long script) would stretch every
-      // deadline for a minute. Such a measurement is set aside and the next call measures again; a first one is kept
-      // (nothing better is known) and the next call measures again.
+      // deadline for a minute. Such a measurement is set aside and the next call measures again; a first one, or one
+      // taken because a refusal proved the estimate wrong, is kept (nothing better is known) and the next call measures
+      // again.
       const precise = rttMs <= 2 * this.minRttMs + PRECISE_SLACK_MS;
       if (!precise && this.offsetUs !== undefined && this.rejected < MAX_REJECTED && !this.wrong) {
         this.rejected++;
