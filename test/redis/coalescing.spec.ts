@@ -1,15 +1,9 @@
 import type { Redis } from 'ioredis';
 import { defineRule, RateLimitDeadlineError, RedisStore } from '../../lib/index.js';
 import { ManualClock } from '../support/manual.clock.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
+import { scriptCalls, startRedis, uniquePrefix, type TestRedis } from '../support/redis-server.js';
 
 const rule = defineRule({ algorithm: 'fixed-window', limit: 100, window: '1h' }, 'batch');
-
-/** EVALSHA, EVAL and FCALL calls since the last RESETSTAT. */
-async function scriptCalls(admin: Redis): Promise<number> {
-  const stats = await admin.info('commandstats');
-  return [...stats.matchAll(/^cmdstat_(?:evalsha|eval|fcall):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-}
 
 describe('RedisStore coalescing', () => {
   let redis: TestRedis;

@@ -126,3 +126,9 @@ export function commandCalls(info: string, command: string): number {
   const match = new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info);
   return match ? Number(match[1]) : 0;
 }
+
+/** Script calls (EVAL, EVALSHA and FCALL) the server on `admin` ran since its last RESETSTAT. */
+export async function scriptCalls(admin: { info(section: string): Promise<string> }): Promise<number> {
+  const stats = await admin.info('commandstats');
+  return commandCalls(stats, 'eval') + commandCalls(stats, 'evalsha') + commandCalls(stats, 'fcall');
+}
