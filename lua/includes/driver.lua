@@ -8,7 +8,7 @@
   ARGV[1]     now in µs since the epoch, or '' to use Redis's TIME
   ARGV[2]     deadline in µs since the epoch (Redis's clock), or '' for none: past it nothing is written
   ARGV[3]     A: how many call arguments follow (a call, or a run of identical calls in a row); or, for a lone call
-              of one unit under one rule without a lockout, its operation ('c', 'p' or 'r'), and then ARGV[4..]
+              of one unit under one rule without a lockout, its operation ('c', 'p' or 'r'), and then ARGV[4]
               is that rule's definition and nothing else follows (the short form: see the lone call below)
   ARGV[4]     D: how many rule definitions follow the call arguments
   ARGV[5]     m: how many of the keys are not in KEYS but in the last m arguments, after those of KEYS (a Cluster
@@ -23,10 +23,11 @@
               whose refusal starts no lockout ('l1*50'); 'g' gives units of such a take back, as a refund, only
               while the take still counts where it was made: '@' and that instant (µs on the decisions' clock, the
               take's reply; 0 = no end) follow ('g1*12@1767225600000000')
-  then D rule definitions: algorithm id (followed by '+' for a rule with `overrides: true`), limit, window (ms),
-              lockout (ms, 0 = none; an escalating one as 'base:factor:max:forgetAfter', durations in ms; either
-              followed by 'r' when a lockout's end restarts the count: the refusal that starts it deletes the state
-              key), then the algorithm's parameter only for algorithms registered with `param = true`
+  then D rule definitions, one argument each, its fields joined by ',': algorithm id (followed by '+' for a rule
+              with `overrides: true`), limit, window (ms), lockout (ms, 0 = none; an escalating one as
+              'base:factor:max:forgetAfter', durations in ms; either followed by 'r' when a lockout's end restarts the
+              count: the refusal that starts it deletes the state key), then the algorithm's parameter only for
+              algorithms registered with `param = true` ('sw,100,60000,0,10')
   then the m keys of a Cluster batch beyond KEYS
 
   A batch's calls mostly repeat one rule, so a rule's definition is sent and parsed once per batch, and a call
@@ -95,45 +96,36 @@ local function push(reply, n, window, allowed, remaining, reset, retry)
   return n + 3
 end
 
--- The definitions made, by their arguments: DEFINED[id][limit][window][lockout] is the table of an algorithm without a
--- parameter, and holds one per parameter for the others. A function library keeps it from call to call, so that a
--- definition is made once, not on every call (a seventh of a lone call's Redis instructions). It is safe to share: a
--- definition's fields follow from its arguments alone, and what a decision sets on it (its key and cost, an
--- override's limit, a lockout's start) it sets before reading, as the decisions of one batch always have in turn.
--- An EVAL's script, run anew on every call, keeps none (false): only a library being loaded sees
--- redis.register_function.
+-- The definitions made, by their argument: DEFINED['sw,100,60000,0,10'] is that rule's table. A function library keeps
+-- it from call to call, so that a definition is made once, not on every call (a seventh of a lone call's Redis
+-- instructions). It is safe to share: a definition's fields follow from its argument alone, and what a decision sets
+-- on it (its key and cost, an override's limit, a lockout's start) it sets before reading, as the decisions of one
+-- batch always have in turn. An EVAL's script, run anew on every call, keeps none (false): only a library being
+-- loaded sees redis.register_function.
 local DEFINED = redis.register_function ~= nil and {} or false
 -- Definitions DEFINED holds; past MOST_DEFINED (a limit that each request sets can make many) it starts again empty.
 -- Each takes about 0.9 KB of Redis's memory.
 local defined_count, MOST_DEFINED = 0, 64
 
--- The rule definition whose arguments follow ARGV[a]: its table, and the index of its last argument.
-local function define(ARGV, a)
-  local id = ARGV[a + 1]
+-- The rule definition ARGV[a] holds: its table. One argument, not one per field: each argument cost Redis about
+-- 1,100 instructions to take in, and a kept definition is then one lookup (a lone sliding-window FCALL 48,025 ->
+-- 43,097 instructions, callgrind); an EVAL, which keeps none, pays about as much for the match as it saved.
+local function define(argument)
   if DEFINED then
-    local by_limit = DEFINED[id]
-    local by_window = by_limit and by_limit[ARGV[a + 2]]
-    local by_lockout = by_window and by_window[ARGV[a + 3]]
-    local found = by_lockout and by_lockout[ARGV[a + 4]]
+    local found = DEFINED[argument]
     if found then
-      if found.algorithm then
-        return found, a + 4
-      end
-      local r = found[ARGV[a + 5]]
-      if r then
-        return r, a + 5
-      end
+      return found
     end
   end
+  local id, limit, window, lockout, param = string.match(argument, '^([^,]+),([^,]+),([^,]+),([^,]+),?([^,]*)$')
   local algorithm = ALGORITHMS[id]
   -- Every field a decision sets is named here (cost and key by take_keys): a field added later grows the table.
-  local r = { algorithm = algorithm, limit = ARGV[a + 2] + 0, window = ARGV[a + 3] * 1000, block = 0, restart = false, cost = 1, key = false }
+  local r = { algorithm = algorithm, limit = limit + 0, window = window * 1000, block = 0, restart = false, cost = 1, key = false }
   if not algorithm then
     -- An overridable rule ('fw+'): its calls carry its override key (see take_keys); its own limit is kept apart.
     algorithm = ALGORITHMS[string.sub(id, 1, -2)]
     r.algorithm, r.override, r.own_limit = algorithm, true, r.limit
   end
-  local lockout = ARGV[a + 4]
   if lockout ~= '0' then
     if string.byte(lockout, -1) == 114 then
       -- 'r' (afterLockout 'restart'): lock_out clears the count.
@@ -148,33 +140,20 @@ local function define(ARGV, a)
       r.block, r.factor, r.max, r.forget = tonumber(base) * 1000, tonumber(factor), tonumber(top), tonumber(forget) * 1000
     end
   end
-  local last = a + 4
   if algorithm.param then
-    last = last + 1
-    r.param = ARGV[last] + 0
+    r.param = param + 0
   end
   if algorithm.prepare then
     algorithm.prepare(r)
   end
-  if not DEFINED then
-    return r, last
-  end
-  if defined_count >= MOST_DEFINED then
-    DEFINED, defined_count = {}, 0
-  end
-  defined_count = defined_count + 1
-  -- Kept under its arguments but the last, each level made when missing, then under the last.
-  local level = DEFINED
-  for i = a + 1, last - 1 do
-    local next_level = level[ARGV[i]]
-    if not next_level then
-      next_level = {}
-      level[ARGV[i]] = next_level
+  if DEFINED then
+    if defined_count >= MOST_DEFINED then
+      DEFINED, defined_count = {}, 0
     end
-    level = next_level
+    defined_count = defined_count + 1
+    DEFINED[argument] = r
   end
-  level[ARGV[last]] = r
-  return r, last
+  return r
 end
 
 -- Call arguments parsed, by the argument, kept from call to call as DEFINED is (false in an EVAL's script): a batch's
@@ -255,7 +234,7 @@ local function decide(KEYS, ARGV)
   -- the batch form were three more arguments, each of which cost Redis about 1,100 instructions to take in.
   local op = ARGV[3]
   if op == 'c' or op == 'p' or op == 'r' then
-    local r = define(ARGV, 3)
+    local r = define(ARGV[4])
     r.key = KEYS[1]
     if op == 'r' then
       r.algorithm.refund(r, now, 1)
@@ -285,12 +264,12 @@ local function decide(KEYS, ARGV)
   local definitions, has_lockout, has_override = {}, false, false
   local a = 5 + call_args
   for i = 1, definition_count do
-    local r
-    r, a = define(ARGV, a)
+    local r = define(ARGV[a + i])
     has_lockout = has_lockout or r.block > 0
     has_override = has_override or r.override
     definitions[i] = r
   end
+  a = a + definition_count
 
   local keys = KEYS
   if extra > 0 then

@@ -35,7 +35,7 @@ async function consumeInThrees(store: RateLimitStore, rule: RateLimitRule, clock
 }
 
 // A batch of `calls` (the driver's batch form) of one definition, over `keys`.
-const batchArgs = (keys: string[], calls: string, definition: string[]): [number, ...(string | number)[]] => [keys.length, ...keys, NOW_US, '', 1, 1, 0, calls, ...definition];
+const batchArgs = (keys: string[], calls: string, definition: string): [number, ...(string | number)[]] => [keys.length, ...keys, NOW_US, '', 1, 1, 0, calls, definition];
 
 let redis: TestRedis;
 let admin: Redis;
@@ -56,16 +56,16 @@ async function redisAndMemory(load: typeof consumeInThrees, rule: RateLimitRule,
 
 describe('the reply to an admitted lone call', () => {
   it('is one integer, remaining × (window + 1) + reset after, in the short form', async () => {
-    const reply = await admin.eval(loadScript('fixed-window'), 1, `${uniquePrefix()}:k`, NOW_US, '', 'c', 'fw', '100', '60000', '0');
+    const reply = await admin.eval(loadScript('fixed-window'), 1, `${uniquePrefix()}:k`, NOW_US, '', 'c', 'fw,100,60000,0');
     // 99 left; 1,700,000,000 s is 20 s into its window of 60 s, which ends 40 s later.
     expect(reply).toBe(99 * (60_000_000 + 1) + 40_000_000);
   });
 
   it('is the batch form when the integer would pass 2^53 or the wait to be full again passes the window', async () => {
     const key = `${uniquePrefix()}:k`;
-    expect(await admin.eval(loadScript('fixed-window'), 1, key, NOW_US, '', 'c', 'fw', '1000000000', String(366 * 86_400_000), '0')).toEqual([[999_999_999, expect.any(Number)]]);
+    expect(await admin.eval(loadScript('fixed-window'), 1, key, NOW_US, '', 'c', `fw,1000000000,${366 * 86_400_000},0`)).toEqual([[999_999_999, expect.any(Number)]]);
     // GCRA: a request every 500 ms, a burst of 10. After three, its burst is whole again 1.5 s later.
-    const gcra = () => admin.eval(loadScript('gcra'), 1, `${key}:g`, NOW_US, '', 'c', 'gcra', '2', '1000', '0', '10');
+    const gcra = () => admin.eval(loadScript('gcra'), 1, `${key}:g`, NOW_US, '', 'c', 'gcra,2,1000,0,10');
     expect([await gcra(), await gcra(), await gcra()]).toEqual([9 * 1_000_001 + 500_000, 8 * 1_000_001 + 1_000_000, [[7, 1_500_000]]]);
   });
 
@@ -84,15 +84,15 @@ describe('the reply to a batch', () => {
   it('is one integer per admission, three per refusal', async () => {
     const key = `${uniquePrefix()}:k`;
     // Limit 1: the first admitted (0 left, 40 s to the window's end), the second refused (0 left, 40 s, 40 s).
-    const reply = await admin.eval(loadScript('fixed-window'), ...batchArgs([key, key, `${key}2`], '3:c1', ['fw', '1', '60000', '0']));
+    const reply = await admin.eval(loadScript('fixed-window'), ...batchArgs([key, key, `${key}2`], '3:c1', 'fw,1,60000,0'));
     expect(reply).toEqual([40_000_000, -1, 40_000_000, 40_000_000, 40_000_000]);
   });
 
   it('holds a pair for an admission whose integer would pass 2^53 or whose wait to be full passes the window', async () => {
     const key = `${uniquePrefix()}:k`;
-    const huge = await admin.eval(loadScript('fixed-window'), ...batchArgs([key, `${key}2`], '2:c1', ['fw', '1000000000', String(366 * 86_400_000), '0']));
+    const huge = await admin.eval(loadScript('fixed-window'), ...batchArgs([key, `${key}2`], '2:c1', `fw,1000000000,${366 * 86_400_000},0`));
     expect(huge).toEqual([[999_999_999, expect.any(Number)], [999_999_999, expect.any(Number)]]);
-    const bursty = await admin.eval(loadScript('gcra'), ...batchArgs([`${key}:g`, `${key}:g`, `${key}:g`], '3:c1', ['gcra', '2', '1000', '0', '10']));
+    const bursty = await admin.eval(loadScript('gcra'), ...batchArgs([`${key}:g`, `${key}:g`, `${key}:g`], '3:c1', 'gcra,2,1000,0,10'));
     expect(bursty).toEqual([9 * 1_000_001 + 500_000, 8 * 1_000_001 + 1_000_000, [7, 1_500_000]]);
   });
 

@@ -110,15 +110,16 @@ describe('RedisStore coalescing', () => {
         .reverse()
         .map((args) => args.slice(3 + Number(args[2]) + 2));
       // After the sha, the key count, the keys, now and the deadline: the short form is the operation and the rule's
-      // definition (token bucket: id, limit, window ms, lockout ms, refill); the batch form counts the call arguments.
+      // definition (token bucket: id, limit, window ms, lockout ms, refill, in one argument); the batch form counts the
+      // call arguments.
       expect(sent.slice(0, 7)).toEqual([
-        ['c', 'tb', '2', '60000', '0', '2'],
-        ['p', 'tb', '2', '60000', '0', '2'],
-        ['c', 'tb', '2', '60000', '0', '2'],
-        ['c', 'tb', '2', '60000', '0', '2'],
-        ['r', 'tb', '2', '60000', '0', '2'],
-        ['1', '1', '0', 'c1', 'tb', '2', '60000', '60000', '2'],
-        ['1', '1', '0', 'c1*2', 'tb', '2', '60000', '0', '2'],
+        ['c', 'tb,2,60000,0,2'],
+        ['p', 'tb,2,60000,0,2'],
+        ['c', 'tb,2,60000,0,2'],
+        ['c', 'tb,2,60000,0,2'],
+        ['r', 'tb,2,60000,0,2'],
+        ['1', '1', '0', 'c1', 'tb,2,60000,60000,2'],
+        ['1', '1', '0', 'c1*2', 'tb,2,60000,0,2'],
       ]);
     } finally {
       await admin.config('SET', 'slowlog-log-slower-than', '10000');

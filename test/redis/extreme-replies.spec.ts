@@ -68,9 +68,9 @@ describe('the reply', () => {
 
   it('carries a remaining of 2^52 or more as its digits, in a pair and in a refusal', async () => {
     const key = `${uniquePrefix()}:k`;
-    const definition = ['sw', String(TWO_53 - 1), '1000', '0', '1'];
+    const definition = `sw,${TWO_53 - 1},1000,0,1`;
     // Two calls of one rule in the batch form: 1 unit (2^53 - 2 left), then all of it (refused, 2^53 - 2 left).
-    const reply = await admin.eval(loadScript('sliding-window'), 2, key, key, NOW_US, '', 2, 1, 0, 'c1', `c1*${TWO_53 - 1}`, ...definition);
+    const reply = await admin.eval(loadScript('sliding-window'), 2, key, key, NOW_US, '', 2, 1, 0, 'c1', `c1*${TWO_53 - 1}`, definition);
     expect(reply).toEqual([[String(TWO_53 - 2), expect.any(Number)], String(1 - TWO_53), expect.any(Number), expect.any(Number)]);
   });
 });

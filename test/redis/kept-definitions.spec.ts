@@ -29,26 +29,26 @@ describe('a function library keeps definitions and calls from one FCALL to the n
   });
 
   /** FCALL of a batch: `calls` (the call arguments) over `keys`, with the definitions given, in order. */
-  const batch = (keys: string[], calls: string[], ...definitions: string[][]) =>
-    admin.call('FCALL', fn!.name, keys.length, ...keys, NOW_US, '', calls.length, definitions.length, 0, ...calls, ...definitions.flat()) as Promise<unknown[]>;
+  const batch = (keys: string[], calls: string[], ...definitions: string[]) =>
+    admin.call('FCALL', fn!.name, keys.length, ...keys, NOW_US, '', calls.length, definitions.length, 0, ...calls, ...definitions) as Promise<unknown[]>;
 
   it('decides a call argument seen in an earlier call under the definition its own call puts in that place', async () => {
-    const five = ['fw', '5', String(WINDOW_MS), '0'];
-    const ten = ['fw', '10', String(WINDOW_MS), '0'];
+    const five = `fw,5,${WINDOW_MS},0`;
+    const ten = `fw,10,${WINDOW_MS},0`;
     expect((await batch([`${prefix}:a`], ['c1'], five, ten)).map(remaining)).toEqual([4]);
     expect((await batch([`${prefix}:b`], ['c1'], ten, five)).map(remaining)).toEqual([9]);
     expect((await batch([`${prefix}:c`, `${prefix}:d`], ['c2', 'c1'], five, ten)).map(remaining)).toEqual([9, 4]);
   });
 
   it("applies an override only in the call that read it: the next call on the same definition has the rule's own limit", async () => {
-    const overridable = ['fw+', '10', String(WINDOW_MS), '0'];
+    const overridable = `fw+,10,${WINDOW_MS},0`;
     await admin.set(`${prefix}:o1`, `${NOW_US + 3_600_000_000}:50`);
     expect((await batch([`${prefix}:a`, `${prefix}:o1`], ['c1'], overridable)).slice(1).map(remaining)).toEqual([49]);
     expect((await batch([`${prefix}:b`, `${prefix}:o2`], ['c1'], overridable)).slice(1).map(remaining)).toEqual([9]);
   });
 
   it('sees no lockout in a later call but the one its own lockout key holds', async () => {
-    const locking = ['fw', '1', String(WINDOW_MS), '30000'];
+    const locking = `fw,1,${WINDOW_MS},30000`;
     const [admitted, refused] = await batch([`${prefix}:a`, `${prefix}:la`, `${prefix}:a`, `${prefix}:la`], ['2:c1'], locking);
     expect([remaining(admitted), refused]).toEqual([0, -1]);
     expect(await admin.exists(`${prefix}:la`)).toBe(1);
@@ -58,7 +58,7 @@ describe('a function library keeps definitions and calls from one FCALL to the n
 
   it("keeps Redis's function memory bounded when every call brings a definition of its own (a limit each request sets)", async () => {
     const vmMemory = async () => Number(/^used_memory_vm_functions:(\d+)/m.exec(await admin.info('memory'))![1]);
-    const lone = (limit: number) => admin.call('FCALL', fn!.name, 1, `${prefix}:k${limit}`, NOW_US, '', 'c', 'fw', String(limit), String(WINDOW_MS), '0');
+    const lone = (limit: number) => admin.call('FCALL', fn!.name, 1, `${prefix}:k${limit}`, NOW_US, '', 'c', `fw,${limit},${WINDOW_MS},0`);
     for (let limit = 1_000; limit < 1_100; limit++) await lone(limit);
     const before = await vmMemory();
     for (let limit = 10_000; limit < 20_000; limit++) await lone(limit);

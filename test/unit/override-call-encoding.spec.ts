@@ -8,13 +8,13 @@ const consume = (rule: typeof plain) => ({ op: 'consume' as const, rules: [planR
 
 describe('script calls of overridable rules', () => {
   it('leaves a rule without overrides in the short form, with its state key alone', () => {
-    expect(encodeBatch([consume(plain)], ['', ''], false)).toEqual({ keys: ['rl:api:fw1m:{acme}'], argv: ['', '', 'c', 'fw', 5, 60_000, 0] });
+    expect(encodeBatch([consume(plain)], ['', ''], false)).toEqual({ keys: ['rl:api:fw1m:{acme}'], argv: ['', '', 'c', 'fw,5,60000,0'] });
   });
 
   it('sends an overridable rule in the batch form, its algorithm id marked and its override key after its state key', () => {
     expect(encodeBatch([consume(overridable)], ['', ''], false)).toEqual({
       keys: ['rl:api:fw1m:{acme}', 'rl:api:{acme}:override'],
-      argv: ['', '', 1, 1, 0, 'c1', 'fw+', 5, 60_000, 0],
+      argv: ['', '', 1, 1, 0, 'c1', 'fw+,5,60000,0'],
     });
   });
 

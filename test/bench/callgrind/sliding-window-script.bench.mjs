@@ -32,7 +32,9 @@ const CELL_US = (WINDOW_MS / SEGMENTS) * 1000;
 /** 2026-01-01 plus 3 cells and a bit: inside a cell, far from its edges. */
 const NOW_US = 1_767_225_600_000_000 + 3 * CELL_US + 1_234_567;
 const DEADLINE = String(NOW_US + 1e12);
-const DEFINITION = ['sw', '10000000', String(WINDOW_MS), '0', String(SEGMENTS)];
+// The rule's definition, one argument; SW_BENCH_SPLIT_DEFINITION=1 sends its fields as arguments of their own, as a
+// --lua from before they were joined takes them.
+const DEFINITION = process.env.SW_BENCH_SPLIT_DEFINITION ? ['sw', '10000000', String(WINDOW_MS), '0', String(SEGMENTS)] : [`sw,10000000,${WINDOW_MS},0,${SEGMENTS}`];
 
 const args = process.argv.slice(2);
 const luaAt = args.indexOf('--lua');
