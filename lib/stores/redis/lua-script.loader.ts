@@ -43,8 +43,8 @@ function code(name: string): string {
  * replicas) and an EVAL carries. Only whole lines go: a line opening with `--`, or a `--[[ ... ]]` block that opens
  * one. The scripts hold no long string (`[[ ... ]]`), in which such a line would be text.
  */
-export function withoutComments(code: string): string {
-  return code.replace(/^[ \t]*--\[\[[\s\S]*?\]\]/gm, (block) => block.replace(/[^\n]/g, '')).replace(/^[ \t]*--.*$/gm, '');
+export function withoutComments(source: string): string {
+  return source.replace(/^[ \t]*--\[\[[\s\S]*?\]\]/gm, (block) => block.replace(/[^\n]/g, '')).replace(/^[ \t]*--.*$/gm, '');
 }
 
 /** The head of the driver's function (lua/includes/driver.lua), which a function library registers. */
