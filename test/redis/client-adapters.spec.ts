@@ -128,6 +128,28 @@ describe.each(['node-redis 5', 'node-redis 6'] as const)('coalescing on a %s cli
       await opened.close();
     }
   });
+
+  it('writes each batch closed while the client holds another for its next write in a write of its own, a turn later', async () => {
+    // Written together, a turn's batches were answered together, and the app and Redis took turns waiting for each
+    // other: at 200 decisions in flight node-redis decided 0.6-0.7x as many per second as ioredis.
+    const opened = await openClient(library, redis.port);
+    const cork = jest.spyOn(net.Socket.prototype, 'cork');
+    try {
+      const store = new RedisStore(opened.client, { keyPrefix: uniquePrefix(), coalesce: { maxBatch: 2 } });
+      await store.consume('warm', RULE);
+      await admin.config('RESETSTAT');
+      cork.mockClear();
+      // 'a' goes alone and 'b', 'c' (a full batch) in its write; 'd', 'e' and 'f', 'g' close while the client holds
+      // that write, and go in one write each.
+      const decisions = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((key) => store.consume(key, RULE)));
+      expect(decisions.map((d) => d.remaining)).toEqual([4, 4, 4, 4, 4, 4, 4]);
+      expect(await scriptCalls(admin)).toBe(4);
+      expect(cork).toHaveBeenCalledTimes(3);
+    } finally {
+      cork.mockRestore();
+      await opened.close();
+    }
+  });
 });
 
 describe('node-redis 6\'s per-command timer', () => {

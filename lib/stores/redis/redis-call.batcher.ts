@@ -66,7 +66,11 @@ interface ClosedBatch {
  * all the callers that the replies of earlier batches woke go out together, in one socket write, with no timer.
  * They wait only for the rest of this turn, while the batch in flight holds Redis anyway. A batch that reaches
  * `maxBatch` is sent at once. On a client that writes from a `setImmediate` of its own (node-redis), the flush is
- * scheduled before a lone call is sent, so that the calls made after it in the same turn go in its write.
+ * scheduled before a lone call is sent, so that the calls made after it in the same turn go in its write; and a batch
+ * closed while the client holds another for its next write is handed to it after that write, a turn later: one batch
+ * per write. Written together, a turn's batches were answered together, and the app and Redis took turns waiting
+ * for each other; one per write, Redis runs a batch while the app reads the replies to the one before (as ioredis,
+ * which writes each at once, does by itself).
  *
  * Heavy calls (sliding-log consumes with large costs) are bounded by their work: a batch closes before a call would
  * take it past `MAX_BATCH_ENTRIES`, and while batches in flight have that many, the next batch waits for them to land
@@ -85,6 +89,10 @@ export class RedisCallBatcher {
   private entriesInFlight = 0;
   /** Batches closed while the heavy ones in flight had too many entries, in order. */
   private held: ClosedBatch[] = [];
+  /** Whether a client that writes from a `setImmediate` holds a batch (not a lone call) for its next write. */
+  private handed = false;
+  /** Batches sent while it did, in order, each with its `landed`: handed over one per write (see `written`). */
+  private readonly deferred: [PendingCall[], () => void][] = [];
   private readonly flush = () => this.send();
   private readonly landed = () => {
     this.inFlight--;
@@ -140,17 +148,56 @@ export class RedisCallBatcher {
   }
 
   private transmit(calls: PendingCall[], entries: number): void {
+    const alone = this.inFlight === 0;
     this.inFlight++;
-    if (entries === 0) {
-      this.sender(calls, this.landed);
-      return;
+    const landed = entries === 0 ? this.landed : this.heavyLanded(entries);
+    if (!this.writesFromImmediate) {
+      this.sender(calls, landed);
+    } else if (this.handed) {
+      this.deferred.push([calls, landed]);
+    } else {
+      this.sender(calls, landed);
+      // After a lone call, the client stays open to the batch of the calls made after it: it goes in the same write.
+      if (!alone) this.awaitWrite();
     }
+  }
+
+  /** The `landed` of a batch with sliding-log entries, which are in flight until it lands. */
+  private heavyLanded(entries: number): () => void {
     this.entriesInFlight += entries;
-    this.sender(calls, () => {
+    return () => {
       this.entriesInFlight -= entries;
       this.landed();
-    });
+    };
   }
+
+  /**
+   * Marks a batch handed to a client that writes from a `setImmediate`: `written`, scheduled after the client's own,
+   * runs once the client has written it.
+   */
+  private awaitWrite(): void {
+    this.handed = true;
+    setImmediate(this.written);
+  }
+
+  /** The client wrote the batch it held: the next batch sent meanwhile goes to it, for its next write. */
+  private readonly written = (): void => {
+    const next = this.deferred.shift();
+    if (next === undefined) {
+      this.handed = false;
+      return;
+    }
+    const [calls, landed] = next;
+    try {
+      this.sender(calls, landed);
+    } catch (error) {
+      // Not from a caller's turn, so no caller would see it: the batch fails as a batch the client refused does.
+      landed();
+      for (const call of calls) call.reject(error);
+    }
+    // After the client's setImmediate, which the batch just scheduled: this one runs once it has been written.
+    setImmediate(this.written);
+  };
 
   /** Sends the held batches, in order, as far as the entries in flight allow. */
   private release(): void {
