@@ -146,7 +146,8 @@ export class RedisStore implements RateLimitStore {
       if (!Number.isSafeInteger(maxBatch) || maxBatch < 1 || maxBatch > 10_000) {
         throw new RangeError(`Invalid Redis store option "coalesce.maxBatch": ${String(maxBatch)} (expected an integer from 1 to 10000)`);
       }
-      this.batcher = new RedisCallBatcher((calls, landed) => this.dispatch(calls, landed), maxBatch, this.port.writesFromImmediate === true);
+      const fromImmediate = this.port.writesFromImmediate === true;
+      this.batcher = new RedisCallBatcher((calls, landed) => this.dispatch(calls, landed), maxBatch, fromImmediate, fromImmediate && !this.port.isCluster);
     } else {
       this.corker = this.port.writeCorker();
     }
