@@ -4,7 +4,6 @@ import type { RateLimitHeadersMode, RateLimitModuleOptions } from '../interfaces
 import type { RateLimitSettings } from '../interfaces/rate-limit-settings.interface.js';
 import type { CreatableClientLibrary } from '../interfaces/redis-client.interface.js';
 import { DEFAULT_BLOCK_CACHE_BYTES, DEFAULT_BLOCK_CACHE_KEYS } from '../resilience/local-block.cache.js';
-import { DEFAULT_MAX_BATCH } from '../stores/redis/redis-call.batcher.js';
 import { checkFailurePolicy } from '../rules/define-rule.js';
 import { userAgentPatterns } from './policy.compiler.js';
 import { openTelemetrySettings } from './open-telemetry.option.js';
@@ -61,9 +60,10 @@ export function validateModuleOptions(options: RateLimitModuleOptions): RateLimi
   // true asks for what leaving the option out gives: on, with the default batch size.
   const coalesceOption = options.coalesce === undefined || options.coalesce === true ? {} : options.coalesce;
   if (coalesceOption !== false && (coalesceOption === null || typeof coalesceOption !== 'object')) throw new RateLimitConfigError('coalesce', coalesceOption, 'true, false or { maxBatch? }');
-  const maxBatch = coalesceOption === false ? 0 : (coalesceOption.maxBatch ?? DEFAULT_MAX_BATCH);
-  if (coalesceOption !== false && (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 10_000)) throw new RateLimitConfigError('coalesce.maxBatch', maxBatch, 'an integer from 1 to 10000');
-  const coalesce = coalesceOption === false ? false : { maxBatch };
+  const maxBatch = coalesceOption === false ? undefined : coalesceOption.maxBatch;
+  if (maxBatch !== undefined && (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 10_000)) throw new RateLimitConfigError('coalesce.maxBatch', maxBatch, 'an integer from 1 to 10000');
+  // Unset, the Redis store takes its client's default (DEFAULT_MAX_BATCH, or the adapter's preferredMaxBatch).
+  const coalesce = coalesceOption === false ? false : maxBatch === undefined ? {} : { maxBatch };
   const functions = options.functions === undefined ? true : options.functions;
   if (typeof functions !== 'boolean') throw new RateLimitConfigError('functions', functions, 'true or false');
   const startDegraded = options.startDegraded ?? false;

@@ -205,7 +205,7 @@ export interface RateLimitModuleOptions extends RateLimitRulesConfig {
    * node), deciding them in order exactly as one by one; a lone decision goes out at once. `maxBatch` caps the
    * decisions of one script call. `false` sends one script call per decision (those made in one turn share one
    * socket write, as with ioredis's auto-pipelining): for a Redis shared with latency-critical commands that one long
-   * script call would hold back. `true` is the default. @default { maxBatch: 64 }
+   * script call would hold back. `true` is the default. @default { maxBatch: 64 } (128 on a GLIDE client)
    */
   coalesce?: boolean | { maxBatch?: number };
   /**

@@ -30,8 +30,8 @@ export interface RateLimitSettings {
   readonly timeoutMs: number;
   /** The library of a client the module creates; unset: the first installed. */
   readonly clientLibrary?: CreatableClientLibrary;
-  /** The Redis store's coalescing: false, or the most decisions per script call. */
-  readonly coalesce: false | { maxBatch: number };
+  /** The Redis store's coalescing: false, or the most decisions per script call (unset: the client's default). */
+  readonly coalesce: false | { maxBatch?: number };
   /** The Redis store calls its scripts as a function library where it can. */
   readonly functions: boolean;
   /** Start on the failure policy when Redis refuses the connection for a reason retrying cannot fix. */

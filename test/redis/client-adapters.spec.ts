@@ -152,6 +152,30 @@ describe.each(['node-redis 5', 'node-redis 6'] as const)('coalescing on a %s cli
   });
 });
 
+describe('the most calls a coalesced script call decides, when the app sets no coalesce.maxBatch', () => {
+  async function scriptCallsFor(library: ClientLibrary, calls: number): Promise<number> {
+    const opened = await openClient(library, redis.port);
+    try {
+      const store = new RedisStore(opened.client, { keyPrefix: uniquePrefix() });
+      await store.consume('warm', RULE);
+      await admin.config('RESETSTAT');
+      await Promise.all(Array.from({ length: calls }, (_, i) => store.consume(`k${i}`, RULE)));
+      return await scriptCalls(admin);
+    } finally {
+      await opened.close();
+    }
+  }
+
+  it('is 128 on a GLIDE client, whose cost per command makes larger batches pay: 257 calls in one turn go as 3', async () => {
+    // The first alone, then 256 in two batches.
+    expect(await scriptCallsFor('GLIDE', 257)).toBe(3);
+  });
+
+  it('is 64 on the other clients: 257 calls in one turn go as 5', async () => {
+    expect(await scriptCallsFor('node-redis 6', 257)).toBe(5);
+  });
+});
+
 describe('node-redis 6\'s per-command timer', () => {
   // node-redis 6 arms an AbortSignal.timeout (its default 5 s) for every command until it is written: a timer that
   // cost more app CPU than the decision. The script calls carry their own deadline, so the adapter sends them untimed,

@@ -1,8 +1,12 @@
 import { validateModuleOptions } from '../../lib/config/module-options.validator.js';
 
 describe('the coalesce module option', () => {
-  it('is on by default, 64 decisions per script call at most', () => {
-    expect(validateModuleOptions({}).coalesce).toEqual({ maxBatch: 64 });
+  it('is on by default, with no maxBatch: the Redis store takes its client\'s default', () => {
+    expect(validateModuleOptions({}).coalesce).toEqual({});
+  });
+
+  it('keeps the maxBatch given', () => {
+    expect(validateModuleOptions({ coalesce: { maxBatch: 16 } }).coalesce).toEqual({ maxBatch: 16 });
   });
 
   it('is off with false', () => {
@@ -15,8 +19,8 @@ describe('the coalesce module option', () => {
     );
   });
 
-  it('takes true as the default: on, 64 decisions per script call at most', () => {
-    expect(validateModuleOptions({ coalesce: true }).coalesce).toEqual({ maxBatch: 64 });
+  it('takes true as the default: on, the client\'s default maxBatch', () => {
+    expect(validateModuleOptions({ coalesce: true }).coalesce).toEqual({});
   });
 
   it.each([null, 'yes', 1])('refuses %p, naming coalesce and what it takes', (value) => {

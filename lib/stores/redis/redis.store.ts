@@ -39,7 +39,7 @@ export interface RedisStoreOptions {
    * script call per decision (on a `Redis` client, those made in one turn share one socket write, as with ioredis's
    * auto-pipelining): for a Redis shared with latency-critical commands, which a script call deciding
    * `maxBatch` calls (about 1 µs each; sliding-log calls of large cost about 1.2 µs per entry, at most 256 entries
-   * a batch, see MAX_BATCH_ENTRIES) holds back. `true` is the default. @default { maxBatch: 64 }
+   * a batch, see MAX_BATCH_ENTRIES) holds back. `true` is the default. @default { maxBatch: 64 } (128 on a GLIDE client)
    */
   coalesce?: boolean | CoalesceOptions;
   /**
@@ -142,7 +142,7 @@ export class RedisStore implements RateLimitStore {
     if (this.port.isCluster) this.scripts.set(CROSS_SLOT, decisionScript(combined, { functions, flags: 'allow-cross-slot-keys' }));
     const coalesce = options.coalesce === undefined || options.coalesce === true ? {} : options.coalesce;
     if (coalesce !== false) {
-      const maxBatch = coalesce.maxBatch ?? DEFAULT_MAX_BATCH;
+      const maxBatch = coalesce.maxBatch ?? this.port.preferredMaxBatch ?? DEFAULT_MAX_BATCH;
       if (!Number.isSafeInteger(maxBatch) || maxBatch < 1 || maxBatch > 10_000) {
         throw new RangeError(`Invalid Redis store option "coalesce.maxBatch": ${String(maxBatch)} (expected an integer from 1 to 10000)`);
       }

@@ -50,6 +50,11 @@ export interface RedisClientPort {
    * batch's flush was scheduled before the lone call was sent (see RedisCallBatcher). Absent: false.
    */
   readonly writesFromImmediate?: boolean;
+  /**
+   * The most calls a coalesced script call decides when the app sets no `coalesce.maxBatch`, for a client whose own
+   * cost per command makes larger batches pay (GLIDE). Absent: DEFAULT_MAX_BATCH.
+   */
+  readonly preferredMaxBatch?: number;
   /** Whether commands can be sent: false for a client that was never opened, or was closed. */
   readonly isOpen: boolean;
   /**
