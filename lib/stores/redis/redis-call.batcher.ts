@@ -108,7 +108,7 @@ export class RedisCallBatcher {
     private readonly writesFromImmediate = false,
     /**
      * Whether such a client gets one batch per write (see the class comment): on one connection. Not on a Cluster,
-     * where each node has its own and they overlap already: held back there, node-redis decided 10-25% fewer.
+     * where each node has its own and their writes overlap already: holding batches back there only delays them.
      */
     private readonly oneBatchPerWrite = writesFromImmediate,
   ) {}

@@ -65,10 +65,7 @@ function loadClusterBatch(): Promise<GlideBatchClass | undefined> {
 export class GlideAdapter implements RedisClientPort {
   readonly library = 'GLIDE';
   readonly isCluster: boolean;
-  /**
-   * Each command costs GLIDE a protobuf message and a write to its core, and each argument a Buffer: at 200 in flight,
-   * batches of 128 decided 15-25% more per second than 64 with a fixed window, as many with a sliding window.
-   */
+  /** Each command costs GLIDE a protobuf message and a write to its core, and each argument a Buffer: larger batches pay. */
   readonly preferredMaxBatch = 128;
   private readonly loaded = new LoadedScripts();
 
